@@ -1,0 +1,44 @@
+"""Ranking metrics (MAP, MRR, NDCG, precision, recall, hit rate) as Polars expressions.
+
+Importing the package registers the ``.rank`` namespace on Polars ``DataFrame``
+and ``LazyFrame`` (and, when pandas is installed, the ``df.rank.<method>``
+accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
+"""
+
+from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.metrics import (
+    average_precision,
+    dcg,
+    f1,
+    first_relevant_rank,
+    hit_rate,
+    ndcg,
+    precision,
+    r_precision,
+    recall,
+    reciprocal_rank,
+)
+from polars_rankmetrics.ranking import positions, relevance
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "average_precision",
+    "dcg",
+    "evaluate",
+    "f1",
+    "first_relevant_rank",
+    "hit_rate",
+    "ndcg",
+    "parse_metric",
+    "positions",
+    "precision",
+    "r_precision",
+    "recall",
+    "reciprocal_rank",
+    "relevance",
+]
+
+del _namespace

@@ -1,0 +1,404 @@
+"""``evaluate``: metric strings in, per-user scores or their means out, in one query.
+
+The pipeline, built once on ``LazyFrame``:
+
+1. rank the recommendations (from the score when given) and cut them to the
+   largest cutoff requested;
+2. keep the truth rows with a positive grade and, for groups that only the
+   recommendations have (models), repeat them per group;
+3. left-join those truth rows with the ranked recommendations: each relevant
+   item gets its position or null. Non-relevant recommendations never change a
+   metric, so they are not carried past the join;
+4. one ``group_by(by..., user).agg(...)`` evaluates every metric with the
+   expressions of :mod:`polars_rankmetrics.metrics`;
+5. apply the user policies, then average per ``by`` group.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from polars_rankmetrics import _validation as v
+from polars_rankmetrics import metrics as m
+from polars_rankmetrics import ranking as r
+
+__all__ = ["MetricSpec", "evaluate", "parse_metric"]
+
+UsersWithoutRecs = Literal["zero", "exclude"]
+UsersWithoutTruth = Literal["exclude", "zero"]
+Conventions = Literal["default", "trec"]
+
+# canonical name -> (needs a cutoff, accepts a cutoff)
+_METRICS: dict[str, tuple[bool, bool]] = {
+    "precision": (True, True),
+    "recall": (False, True),
+    "f1": (True, True),
+    "hit_rate": (False, True),
+    "map": (False, True),
+    "mrr": (False, True),
+    "ndcg": (False, True),
+    "dcg": (False, True),
+    "r_precision": (False, False),
+    "mean_rank": (False, False),
+    "pooled_recall": (True, True),
+}
+_ALIASES = {"hits": "hit_rate", "ap": "map", "rr": "mrr", "micro_recall": "pooled_recall"}
+_PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
+
+# What each preset sets; a preset only fills conventions left at their defaults.
+_DEFAULTS = {
+    "denominator": "min_k",
+    "users_without_recs": "zero",
+    "users_without_truth": "exclude",
+    "ties": "item_desc",
+    "gain": "linear",
+}
+_PRESETS: dict[str, dict[str, str]] = {
+    "default": {},
+    # trec_eval 10.0 without -c: AP over all relevant, only queries that have a run
+    "trec": {"denominator": "relevant", "users_without_recs": "exclude", "ties": "item_desc"},
+}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One requested metric: the string as given, its canonical name and cutoff."""
+
+    label: str
+    name: str
+    k: int | None
+
+
+def parse_metric(text: str) -> MetricSpec:
+    """Parse ``"name@k"`` or ``"name"`` into a :class:`MetricSpec`.
+
+    Examples
+    --------
+    >>> parse_metric("MAP@12")
+    MetricSpec(label='MAP@12', name='map', k=12)
+    >>> parse_metric("hits@5")
+    MetricSpec(label='hits@5', name='hit_rate', k=5)
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a metric must be a string like 'map@12', got {text!r}")
+    match = _PATTERN.match(text)
+    if match is None:
+        raise ValueError(f"cannot read metric {text!r}: write 'name@k' (e.g. 'ndcg@10') or 'name'")
+    raw_name, raw_k = match.groups()
+    name = _ALIASES.get(raw_name.lower(), raw_name.lower())
+    if name not in _METRICS:
+        known = [*_METRICS, *_ALIASES]
+        hint = difflib.get_close_matches(raw_name.lower(), known, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ValueError(f"unknown metric {raw_name!r} in {text!r}{suggestion} (known: {known})")
+    k = v.check_cutoff(int(raw_k), what=f"the cutoff in {text!r}") if raw_k else None
+    needs_k, accepts_k = _METRICS[name]
+    if needs_k and k is None:
+        raise ValueError(f"{text!r} needs a cutoff, e.g. '{raw_name}@10'")
+    if k is not None and not accepts_k:
+        raise ValueError(f"{raw_name!r} takes no cutoff; write {raw_name!r}")
+    return MetricSpec(text, name, k)
+
+
+def _parse_all(metrics: str | Sequence[str]) -> list[MetricSpec]:
+    specs = [parse_metric(text) for text in ([metrics] if isinstance(metrics, str) else metrics)]
+    if not specs:
+        raise ValueError("metrics is empty: ask for at least one, e.g. ['map@12']")
+    labels = [spec.label for spec in specs]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"metric(s) {repeated} requested twice")
+    return specs
+
+
+@dataclass(frozen=True)
+class _Conventions:
+    denominator: m.Denominator
+    gain: m.Gain
+    users_without_recs: UsersWithoutRecs
+    users_without_truth: UsersWithoutTruth
+
+
+def _metric_expr(
+    spec: MetricSpec, conv: _Conventions, rank: str, grade: str, relevant: str
+) -> list[pl.Expr]:
+    """The per-user expression(s) for one metric, named by its label."""
+    k = spec.k
+    columns = {"rank": rank, "relevant": relevant}
+    if spec.name == "pooled_recall":
+        cutoff = _cutoff(k)
+        hits = m.precision(cutoff, **columns) * cutoff
+        cap = pl.min_horizontal(pl.col(relevant).sum(), pl.lit(cutoff)).cast(pl.Float64)
+        return [hits.alias(f"__hits_{spec.label}"), cap.alias(f"__cap_{spec.label}")]
+    expression: pl.Expr
+    if spec.name == "precision":
+        expression = m.precision(_cutoff(k), **columns)
+    elif spec.name == "f1":
+        expression = m.f1(_cutoff(k), **columns)
+    elif spec.name == "recall":
+        expression = m.recall(k, **columns)
+    elif spec.name == "hit_rate":
+        expression = m.hit_rate(k, **columns)
+    elif spec.name == "map":
+        expression = m.average_precision(k, denominator=conv.denominator, **columns)
+    elif spec.name == "mrr":
+        expression = m.reciprocal_rank(k, **columns)
+    elif spec.name == "ndcg":
+        expression = m.ndcg(k, gain=conv.gain, relevance=grade, **columns)
+    elif spec.name == "dcg":
+        expression = m.dcg(k, gain=conv.gain, relevance=grade, **columns)
+    elif spec.name == "r_precision":
+        expression = m.r_precision(**columns)
+    else:
+        expression = m.first_relevant_rank(**columns)
+    return [expression.alias(spec.label)]
+
+
+def _cutoff(k: int | None) -> int:
+    if k is None:
+        raise ValueError("this metric needs a cutoff")
+    return k
+
+
+def _resolve(conventions: str, **given: str) -> dict[str, str]:
+    v.check_literal(conventions, list(_PRESETS), name="conventions")
+    preset = _PRESETS[conventions]
+    return {
+        name: preset.get(name, value) if value == _DEFAULTS[name] else value
+        for name, value in given.items()
+    }
+
+
+def evaluate(
+    recs: r.FrameT,
+    truth: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Sequence[str],
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str | None = None,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+    denominator: m.Denominator = "min_k",
+    gain: m.Gain = "linear",
+    ties: r.Ties = "item_desc",
+    relevance_level: float | None = None,
+    users_without_recs: UsersWithoutRecs = "zero",
+    users_without_truth: UsersWithoutTruth = "exclude",
+    duplicates: r.Duplicates = "error",
+    conventions: Conventions = "default",
+) -> r.FrameT:
+    """Evaluate recommendations against the truth: per-user scores or their means.
+
+    Parameters
+    ----------
+    recs
+        Long-format recommendations: one row per (user, item) with a ``rank``
+        (1 = top) or a ``score`` (higher is better).
+    truth
+        One row per judged (user, item), optionally with graded relevance.
+    metrics
+        ``"name@k"`` or ``"name"`` strings: ``precision@k``, ``recall``,
+        ``f1@k``, ``hit_rate`` (``hits``), ``map`` (``ap``), ``mrr`` (``rr``),
+        ``ndcg``, ``dcg``, ``r_precision``, ``mean_rank``, ``pooled_recall@k``.
+        Each becomes a Float64 column named exactly as given.
+    user, item, rank, score, relevance
+        Column roles. With ``score``, ranks are derived per user (``ties``);
+        with ``relevance=None`` every truth row is relevant with grade 1.
+    by
+        Columns evaluated side by side. Those in both frames join with the
+        truth (folds, time splits); those only in ``recs`` (models) share it.
+    per_user
+        ``False``: one row of means per ``by`` group. ``True``: one row per
+        (by..., user) for every evaluated user, sorted by those keys.
+    denominator
+        AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval),
+        ``"hits"``. See :func:`polars_rankmetrics.average_precision`.
+    gain
+        NDCG/DCG gain: ``"linear"`` (trec_eval) or ``"exponential"`` (2^rel - 1).
+    ties
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+    relevance_level
+        Minimum grade that binary metrics count as relevant (trec_eval ``-l``).
+    users_without_recs
+        Users with relevant truth but no recommendations: ``"zero"`` (default;
+        they score 0 and count, as trec_eval ``-c``) or ``"exclude"``.
+    users_without_truth
+        Users with recommendations but no relevant truth, for whom recall, AP
+        and NDCG are undefined: ``"exclude"`` (default; trec_eval, H&M) or
+        ``"zero"`` (score 0 and count; Santander).
+    duplicates
+        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best position).
+    conventions
+        ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
+        ``"relevant"``, only users with recommendations, ties by item id
+        descending). A preset fills each convention left at its default; pass
+        ``users_without_recs="zero"`` for trec_eval ``-c``.
+
+    Returns
+    -------
+    A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
+    collected early); errors in the data are raised when it is collected.
+
+    Notes
+    -----
+    Evaluated users are the users of the truth with at least one relevant
+    item (per ``by`` group), subject to ``users_without_recs``, plus, with
+    ``users_without_truth="zero"``, users recommended something without any
+    relevant truth. ``mean_rank`` averages only the users whose first relevant
+    item was recommended; ``pooled_recall@k`` is ``sum(hits) / sum(min(k, m_u))``
+    (OTTO), per user ``hits / min(k, m_u)``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({
+    ...     "model": ["a"] * 5 + ["b"] * 5,
+    ...     "user": [1] * 10,
+    ...     "item": ["A", "B", "C", "D", "E", "A", "C", "E", "B", "D"],
+    ...     "rank": [1, 2, 3, 4, 5] * 2,
+    ... })
+    >>> truth = pl.DataFrame({"user": [1, 1, 1], "item": ["B", "D", "Z"]})
+    >>> prm.evaluate(recs, truth, ["map@5", "mrr", "precision@5"], by="model")
+    shape: (2, 4)
+    ┌───────┬──────────┬──────┬─────────────┐
+    │ model ┆ map@5    ┆ mrr  ┆ precision@5 │
+    │ ---   ┆ ---      ┆ ---  ┆ ---         │
+    │ str   ┆ f64      ┆ f64  ┆ f64         │
+    ╞═══════╪══════════╪══════╪═════════════╡
+    │ a     ┆ 0.333333 ┆ 0.5  ┆ 0.4         │
+    │ b     ┆ 0.216667 ┆ 0.25 ┆ 0.4         │
+    └───────┴──────────┴──────┴─────────────┘
+    """
+    specs = _parse_all(metrics)
+    if not isinstance(per_user, bool):
+        raise TypeError(f"per_user must be True or False, got {per_user!r}")
+    resolved = _resolve(
+        conventions,
+        denominator=denominator,
+        gain=gain,
+        ties=ties,
+        users_without_recs=users_without_recs,
+        users_without_truth=users_without_truth,
+    )
+    v.check_literal(resolved["denominator"], m.DENOMINATORS, name="denominator")
+    v.check_literal(resolved["gain"], m.GAINS, name="gain")
+    v.check_literal(resolved["users_without_recs"], ("zero", "exclude"), name="users_without_recs")
+    v.check_literal(
+        resolved["users_without_truth"], ("exclude", "zero"), name="users_without_truth"
+    )
+    conv = _Conventions(
+        resolved["denominator"],  # type: ignore[arg-type]
+        resolved["gain"],  # type: ignore[arg-type]
+        resolved["users_without_recs"],  # type: ignore[arg-type]
+        resolved["users_without_truth"],  # type: ignore[arg-type]
+    )
+    recs_spec = r.RecsSpec(
+        user, item, rank, score, tuple(r.as_list(by)), resolved["ties"], duplicates  # type: ignore[arg-type]
+    )
+    recs_lf, truth_lf, truth_spec, checks = r.prepare(
+        recs, truth, recs_spec, (relevance, relevance_level)
+    )
+    ranked = _ranked_cut(recs_lf, recs_spec, specs)
+    result = _pipeline(
+        recs_lf, ranked, truth_lf, recs_spec, truth_spec, specs, conv, per_user=per_user
+    )
+    checks.append((ranked, r.ranked_list_checks(recs_spec)))
+    return r.like(recs, v.guard(result, checks))
+
+
+def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
+    """The cut that keeps every position some metric reads (None: the whole list)."""
+    cutoffs = [spec.k for spec in specs]
+    if any(k is None for k in cutoffs):
+        return None
+    return max(k for k in cutoffs if k is not None)
+
+
+def _ranked_cut(
+    recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec]
+) -> pl.LazyFrame:
+    columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
+    ranked = r.with_positions(recs.select(list(dict.fromkeys(columns))), spec)
+    return r.cut(ranked, _largest_cutoff(specs), spec.rank).select(
+        *spec.list_keys, spec.item, spec.rank
+    )
+
+
+def _pipeline(
+    recs: pl.LazyFrame,
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    specs: Sequence[MetricSpec],
+    conv: _Conventions,
+    *,
+    per_user: bool,
+) -> pl.LazyFrame:
+    list_keys = spec.list_keys
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    relevant_truth = r.expand_over_groups(
+        r.labeled_truth(truth, truth_spec), recs, recs_only_by, truth_spec.shared_by
+    )
+    labeled = relevant_truth.join(ranked, on=[*list_keys, spec.item], how="left")
+    expressions = [
+        expression
+        for metric in specs
+        for expression in _metric_expr(metric, conv, spec.rank, truth_spec.grade, r.IS_RELEVANT)
+    ]
+    n_relevant = pl.col(r.IS_RELEVANT).sum().alias("__n_relevant")
+    scores = (
+        labeled.group_by(list_keys)
+        .agg(n_relevant, *expressions)
+        .filter(pl.col("__n_relevant") > 0)
+        .drop("__n_relevant")
+    )
+    users_with_recs = recs.select(list_keys).unique()
+    if conv.users_without_recs == "exclude":
+        scores = scores.join(users_with_recs, on=list_keys, how="semi")
+    if conv.users_without_truth == "zero":
+        unjudged = users_with_recs.join(scores, on=list_keys, how="anti")
+        zeros = [
+            pl.lit(None if metric.name == "mean_rank" else 0.0, pl.Float64).alias(name)
+            for metric in specs
+            for name in _output_names(metric)
+        ]
+        scores = pl.concat([scores, unjudged.with_columns(zeros)], how="vertical_relaxed")
+    if per_user:
+        finals = [_per_user_value(metric) for metric in specs]
+        return scores.select(*list_keys, *finals).sort(list_keys)
+    means = [_mean(metric) for metric in specs]
+    if spec.by:
+        return scores.group_by(list(spec.by)).agg(means).sort(list(spec.by))
+    return scores.select(means)
+
+
+def _output_names(metric: MetricSpec) -> list[str]:
+    if metric.name == "pooled_recall":
+        return [f"__hits_{metric.label}", f"__cap_{metric.label}"]
+    return [metric.label]
+
+
+def _per_user_value(metric: MetricSpec) -> pl.Expr:
+    if metric.name == "pooled_recall":
+        hits, cap = (pl.col(name) for name in _output_names(metric))
+        return pl.when(cap > 0).then(hits / cap).otherwise(0.0).alias(metric.label)
+    return pl.col(metric.label)
+
+
+def _mean(metric: MetricSpec) -> pl.Expr:
+    if metric.name == "pooled_recall":
+        # OTTO: pooled over users, sum(hits) / sum(min(k, m_u)), not a mean of ratios
+        hits, cap = (pl.col(name) for name in _output_names(metric))
+        return (hits.sum() / cap.sum()).alias(metric.label)
+    return pl.col(metric.label).mean()

@@ -1,0 +1,102 @@
+"""The ``.rank`` namespace on Polars ``DataFrame`` and ``LazyFrame``.
+
+Each method is a one-line forward to the function of the same name, with the
+same parameters; the functions carry the documentation. Type checkers cannot
+see runtime-registered namespaces, so typed code should call the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+import polars as pl
+
+from polars_rankmetrics import evaluate as _evaluate
+from polars_rankmetrics import metrics as _metrics
+from polars_rankmetrics import ranking as _ranking
+
+__all__ = ["RankFrameNamespace", "RankLazyFrameNamespace"]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+
+class _RankNamespace(Generic[FrameT]):
+    def __init__(self, frame: FrameT) -> None:
+        self._frame = frame
+
+    def positions(
+        self,
+        k: int | None = None,
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        ties: _ranking.Ties = "item_desc",
+        duplicates: _ranking.Duplicates = "error",
+        by: str | Sequence[str] | None = None,
+    ) -> FrameT:
+        return _ranking.positions(
+            self._frame, k, user=user, item=item, rank=rank, score=score, ties=ties,
+            duplicates=duplicates, by=by,
+        )  # fmt: skip
+
+    def relevance(
+        self,
+        truth: pl.DataFrame | pl.LazyFrame,
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        relevance: str | None = None,
+        relevance_level: float | None = None,
+        by: str | Sequence[str] | None = None,
+    ) -> FrameT:
+        return _ranking.relevance(
+            self._frame, truth, user=user, item=item, rank=rank, relevance=relevance,
+            relevance_level=relevance_level, by=by,
+        )  # fmt: skip
+
+    def evaluate(
+        self,
+        truth: pl.DataFrame | pl.LazyFrame,
+        metrics: str | Sequence[str],
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        relevance: str | None = None,
+        by: str | Sequence[str] | None = None,
+        per_user: bool = False,
+        denominator: _metrics.Denominator = "min_k",
+        gain: _metrics.Gain = "linear",
+        ties: _ranking.Ties = "item_desc",
+        relevance_level: float | None = None,
+        users_without_recs: _evaluate.UsersWithoutRecs = "zero",
+        users_without_truth: _evaluate.UsersWithoutTruth = "exclude",
+        duplicates: _ranking.Duplicates = "error",
+        conventions: _evaluate.Conventions = "default",
+    ) -> FrameT:
+        return _evaluate.evaluate(
+            self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
+            relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
+            ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
+            users_without_truth=users_without_truth, duplicates=duplicates,
+            conventions=conventions,
+        )  # fmt: skip
+
+    positions.__doc__ = _ranking.positions.__doc__
+    relevance.__doc__ = _ranking.relevance.__doc__
+    evaluate.__doc__ = _evaluate.evaluate.__doc__
+
+
+@pl.api.register_dataframe_namespace("rank")
+class RankFrameNamespace(_RankNamespace[pl.DataFrame]):
+    """``DataFrame.rank``: positions, relevance labels and metrics of ranked lists."""
+
+
+@pl.api.register_lazyframe_namespace("rank")
+class RankLazyFrameNamespace(_RankNamespace[pl.LazyFrame]):
+    """``LazyFrame.rank``: the same methods as ``DataFrame.rank``; results stay lazy."""

@@ -1,0 +1,448 @@
+"""Rank positions from scores, the top-k cut, and relevance labels from the truth.
+
+The public functions :func:`positions` and :func:`relevance` are the first two
+steps of an evaluation written by hand; :mod:`polars_rankmetrics.evaluate`
+builds on the same private helpers. Everything is written once on
+``LazyFrame``; a ``DataFrame`` goes ``lazy() ... collect()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import polars as pl
+
+from polars_rankmetrics import _validation as v
+
+__all__ = ["positions", "relevance"]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+Ties = Literal["item_desc", "item_asc", "input"]
+Duplicates = Literal["error", "first"]
+TIES: tuple[Ties, ...] = ("item_desc", "item_asc", "input")
+DUPLICATES: tuple[Duplicates, ...] = ("error", "first")
+
+IS_RELEVANT = "is_relevant"
+N_RELEVANT = "n_relevant"
+DEFAULT_RELEVANCE = "rel"
+
+
+def as_list(columns: str | Sequence[str] | None) -> list[str]:
+    """Normalise a ``by=`` argument to a list of column names."""
+    if columns is None:
+        return []
+    if isinstance(columns, str):
+        return [columns]
+    return list(columns)
+
+
+def to_lazy(frame: pl.DataFrame | pl.LazyFrame, *, name: str) -> pl.LazyFrame:
+    """Return ``frame`` as a LazyFrame, refusing anything that is not a Polars frame."""
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    raise TypeError(
+        f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__} "
+        "(pandas frames: use df.rank.<method> after importing polars_rankmetrics)"
+    )
+
+
+def like(template: FrameT, result: pl.LazyFrame) -> FrameT:
+    """Return ``result`` as the kind of frame ``template`` is (lazy stays lazy)."""
+    if isinstance(template, pl.LazyFrame):
+        return result
+    return result.collect()
+
+
+@dataclass(frozen=True)
+class RecsSpec:
+    """Column roles and conventions for a recommendations frame."""
+
+    user: str
+    item: str
+    rank: str
+    score: str | None
+    by: tuple[str, ...]
+    ties: Ties = "item_desc"
+    duplicates: Duplicates = "error"
+
+    @property
+    def list_keys(self) -> list[str]:
+        """The columns identifying one ranked list: the ``by`` groups and the user."""
+        return [*self.by, self.user]
+
+
+def check_recs_schema(schema: pl.Schema, spec: RecsSpec) -> None:
+    """Schema-level checks of a recommendations frame (cheap; raise at call time)."""
+    v.check_literal(spec.ties, TIES, name="ties")
+    v.check_literal(spec.duplicates, DUPLICATES, name="duplicates")
+    roles = {"user": spec.user, "item": spec.item}
+    roles.update({f"by[{i}]": name for i, name in enumerate(spec.by)})
+    if spec.score is not None:
+        roles["score"] = spec.score
+    else:
+        roles["rank"] = spec.rank
+    v.require_columns(schema, roles, frame="recs")
+    if spec.score is not None:
+        v.require_numeric(schema, spec.score, frame="recs", role="score")
+    else:
+        v.require_integer(schema, spec.rank, frame="recs", role="rank")
+
+
+def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
+    """Data checks on the whole recommendations frame (nulls, NaN, rank < 1)."""
+    position = spec.score if spec.score is not None else spec.rank
+    columns = {"user": spec.user, "item": spec.item}
+    columns.update({"by": name for name in spec.by})
+    columns["score" if spec.score is not None else "rank"] = position
+    show = tuple(dict.fromkeys([*spec.by, spec.user, spec.item, position]))
+    checks = v.null_checks("recs", columns)
+    if spec.score is not None:
+        if schema[spec.score].is_float():
+            checks.append(v.nan_check("recs", spec.score, "score", show))
+    else:
+        checks.append(
+            v.DataCheck(
+                bad=pl.col(spec.rank) < 1,
+                message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
+                "(positions start at 1)",
+                show=show,
+            )
+        )
+    return checks
+
+
+def ranked_list_checks(spec: RecsSpec) -> list[v.DataCheck]:
+    """Checks of the ranked (and cut) lists: each item and each position once per list."""
+    show = (*spec.list_keys, spec.item, spec.rank)
+    checks = [
+        v.duplicate_check(
+            "recs",
+            [*spec.list_keys, spec.rank],
+            show,
+            hint=": two items share one position in a list (missing by=...?)",
+        )
+    ]
+    if spec.duplicates == "error":
+        checks.insert(
+            0,
+            v.duplicate_check(
+                "recs",
+                [*spec.list_keys, spec.item],
+                show,
+                hint=": an item is recommended twice in one list (missing by=...? "
+                "or pass duplicates='first' to keep its best position)",
+            ),
+        )
+    return checks
+
+
+def _score_rank(spec: RecsSpec, score: str) -> pl.Expr:
+    # compare scores as float64; "+ 0.0" folds -0.0 into 0.0 so they tie
+    value = pl.col(score).cast(pl.Float64) + 0.0
+    if spec.ties == "item_desc":
+        # trec_eval: score descending, then item id descending
+        ordinal = pl.struct(value, pl.col(spec.item)).rank("ordinal", descending=True)
+    elif spec.ties == "item_asc":
+        ordinal = pl.struct(-value + 0.0, pl.col(spec.item)).rank("ordinal")
+    else:
+        # "ordinal" ranks equal values in the order they occur: stable input order
+        ordinal = value.rank("ordinal", descending=True)
+    return ordinal.over(spec.list_keys)
+
+
+def with_positions(lf: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:
+    """Add the rank column (from the score when one is given), applying the duplicate policy."""
+    if spec.score is not None:
+        lf = lf.with_columns(_score_rank(spec, spec.score).alias(spec.rank))
+    if spec.duplicates == "first":
+        # keep each item's best position; with scores the list is then re-numbered,
+        # with given ranks the positions stay as shown (Kaggle: a repeat wastes a slot)
+        best = pl.col(spec.rank) == pl.col(spec.rank).min().over([*spec.list_keys, spec.item])
+        lf = lf.filter(best)
+        if spec.score is not None:
+            lf = lf.with_columns(pl.col(spec.rank).rank("ordinal").over(spec.list_keys))
+    return lf
+
+
+def cut(lf: pl.LazyFrame, k: int | None, rank: str) -> pl.LazyFrame:
+    """Keep positions 1..k (everything when k is None)."""
+    return lf if k is None else lf.filter(pl.col(rank) <= k)
+
+
+def positions(
+    recs: FrameT,
+    k: int | None = None,
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    ties: Ties = "item_desc",
+    duplicates: Duplicates = "error",
+    by: str | Sequence[str] | None = None,
+) -> FrameT:
+    """Rank positions per user (1 = top), optionally cut to the top k.
+
+    Parameters
+    ----------
+    recs
+        Long-format recommendations, one row per (user, item).
+    k
+        Keep positions 1..k; ``None`` keeps every row.
+    user, item, rank
+        Column roles. ``rank`` is written (overwritten if present) when ``score``
+        is given, else read and checked.
+    score
+        Column to rank by, higher is better, compared as float64.
+    ties
+        How equal scores are ordered: ``"item_desc"`` (default, trec_eval: item
+        id descending), ``"item_asc"`` (item id ascending), ``"input"`` (the
+        order of the rows). Item ids compare in their own dtype's order.
+    duplicates
+        A (user, item) recommended twice: ``"error"`` (default) or ``"first"``
+        (keep its best position; score-derived ranks are then re-numbered).
+    by
+        Columns that identify separate lists besides the user (model, fold...).
+
+    Returns
+    -------
+    The frame with the rank column (UInt32 when derived), in the input row
+    order, of the same kind as ``recs``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({
+    ...     "user": [1, 1, 1, 2],
+    ...     "item": ["a", "b", "c", "a"],
+    ...     "score": [0.2, 0.9, 0.2, 0.5],
+    ... })
+    >>> recs.rank.positions(score="score", k=2).sort("user", "rank")
+    shape: (3, 4)
+    ┌──────┬──────┬───────┬──────┐
+    │ user ┆ item ┆ score ┆ rank │
+    │ ---  ┆ ---  ┆ ---   ┆ ---  │
+    │ i64  ┆ str  ┆ f64   ┆ u32  │
+    ╞══════╪══════╪═══════╪══════╡
+    │ 1    ┆ b    ┆ 0.9   ┆ 1    │
+    │ 1    ┆ c    ┆ 0.2   ┆ 2    │
+    │ 2    ┆ a    ┆ 0.5   ┆ 1    │
+    └──────┴──────┴───────┴──────┘
+    """
+    k = v.check_cutoff(k)
+    lf = to_lazy(recs, name="recs")
+    spec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
+    schema = lf.collect_schema()
+    check_recs_schema(schema, spec)
+    ranked = cut(with_positions(lf, spec), k, rank)
+    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), (ranked, ranked_list_checks(spec))])
+    return like(recs, checked)
+
+
+@dataclass(frozen=True)
+class TruthSpec:
+    """Column roles and conventions for a ground-truth frame."""
+
+    user: str
+    item: str
+    relevance: str | None
+    relevance_level: float | None
+    shared_by: tuple[str, ...]
+
+    @property
+    def grade(self) -> str:
+        """Name of the graded-relevance column in labeled frames."""
+        return self.relevance or DEFAULT_RELEVANCE
+
+
+def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
+    """Schema-level checks of a truth frame."""
+    roles = {"user": spec.user, "item": spec.item}
+    if spec.relevance is not None:
+        roles["relevance"] = spec.relevance
+    v.require_columns(schema, roles, frame="truth")
+    if spec.relevance is not None:
+        v.require_numeric(schema, spec.relevance, frame="truth", role="relevance")
+    level = spec.relevance_level
+    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float))):
+        raise TypeError(f"relevance_level must be a number or None, got {level!r}")
+
+
+def truth_checks(spec: TruthSpec, schema: pl.Schema) -> list[v.DataCheck]:
+    """Data checks on the truth: no nulls or NaN, each (user, item) judged once."""
+    keys = [*spec.shared_by, spec.user, spec.item]
+    columns = {"user": spec.user, "item": spec.item}
+    columns.update({"by": name for name in spec.shared_by})
+    show = tuple(keys)
+    if spec.relevance is not None:
+        columns["relevance"] = spec.relevance
+        show = (*keys, spec.relevance)
+    checks = v.null_checks("truth", columns)
+    if spec.relevance is not None and schema[spec.relevance].is_float():
+        checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
+    checks.append(v.duplicate_check("truth", keys, show, hint=": judge each item once"))
+    return checks
+
+
+def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
+    """The truth rows with a positive grade, with the grade and the binary label.
+
+    Rows with relevance <= 0 can never change a metric (they gain nothing and
+    are not relevant), so they are dropped here, once.
+    """
+    grade = (
+        pl.lit(1.0) if spec.relevance is None else pl.col(spec.relevance).cast(pl.Float64)
+    ).alias(spec.grade)
+    level = spec.relevance_level
+    relevant = pl.col(spec.grade) > 0
+    if level is not None:
+        # trec_eval -l: binary measures count rel >= level; gains keep the raw grades
+        relevant = relevant & (pl.col(spec.grade) >= level)
+    return (
+        lf.select(*spec.shared_by, spec.user, spec.item, grade)
+        .filter(pl.col(spec.grade) > 0)
+        .with_columns(relevant.alias(IS_RELEVANT))
+    )
+
+
+def expand_over_groups(
+    truth: pl.LazyFrame, recs: pl.LazyFrame, recs_only_by: Sequence[str], shared_by: Sequence[str]
+) -> pl.LazyFrame:
+    """Repeat the truth for every group (e.g. model) that only the recommendations have.
+
+    Every model is judged against the same truth, so a user it skipped is still
+    one of its users (scored 0).
+    """
+    if not recs_only_by:
+        return truth
+    groups = recs.select(*shared_by, *recs_only_by).unique()
+    if shared_by:
+        return truth.join(groups, on=list(shared_by), how="inner")
+    return truth.join(groups, how="cross")
+
+
+def prepare(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame,
+    recs_spec: RecsSpec,
+    truth_spec_args: tuple[str | None, float | None],
+) -> tuple[pl.LazyFrame, pl.LazyFrame, TruthSpec, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
+    """Validate both frames' schemas and return them lazy, with key dtypes unified.
+
+    Returns the recommendations, the truth, the truth spec (``by`` columns
+    present in both frames become part of the join key) and the data checks
+    of both inputs for :func:`polars_rankmetrics._validation.guard`.
+    """
+    recs_lf = to_lazy(recs, name="recs")
+    truth_lf = to_lazy(truth, name="truth")
+    recs_schema = recs_lf.collect_schema()
+    truth_schema = truth_lf.collect_schema()
+    check_recs_schema(recs_schema, recs_spec)
+    relevance_column, level = truth_spec_args
+    shared_by = tuple(name for name in recs_spec.by if name in truth_schema)
+    truth_spec = TruthSpec(recs_spec.user, recs_spec.item, relevance_column, level, shared_by)
+    check_truth_schema(truth_schema, truth_spec)
+    keys = [*shared_by, recs_spec.user, recs_spec.item]
+    recs_lf, truth_lf = v.unify_key_dtypes(
+        recs_lf, truth_lf, keys, recs_schema=recs_schema, truth_schema=truth_schema
+    )
+    checks = [
+        (recs_lf, recs_checks(recs_spec, recs_schema)),
+        (truth_lf, truth_checks(truth_spec, truth_schema)),
+    ]
+    return recs_lf, truth_lf, truth_spec, checks
+
+
+def relevance(
+    recs: FrameT,
+    truth: pl.DataFrame | pl.LazyFrame,
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    relevance: str | None = None,
+    relevance_level: float | None = None,
+    by: str | Sequence[str] | None = None,
+) -> FrameT:
+    """Label ranked recommendations with the truth: the input of the metric expressions.
+
+    Returns every recommendation row plus, for each user, one row per relevant
+    truth item that was not recommended (its ``rank`` and other recommendation
+    columns null), so that ``group_by(user).agg(prm.<metric>(k))`` sees each
+    user's whole truth. Added columns:
+
+    * ``rel`` (or the name given as ``relevance``): Float64 graded relevance,
+      0.0 for unjudged items and relevance <= 0;
+    * ``is_relevant``: Boolean, ``rel > 0`` and ``rel >= relevance_level``;
+    * ``n_relevant``: UInt32, the user's number of relevant items (``m_u``).
+
+    Parameters
+    ----------
+    recs
+        Ranked recommendations (see :func:`positions`).
+    truth
+        One row per judged (user, item).
+    relevance
+        Truth column with graded relevance; ``None``: every truth row has rel 1.
+    relevance_level
+        Minimum grade counted as relevant by the binary metrics (trec_eval
+        ``-l``); graded NDCG still uses the raw grades.
+    by
+        List-identifying columns besides the user. Those also in ``truth``
+        join with it (folds); those only in ``recs`` (models) share the truth.
+
+    Notes
+    -----
+    Users of the truth without recommendations appear with null ranks and so
+    score 0; users without relevant truth get ``n_relevant = 0`` and null
+    metrics. Rows are sorted by (by..., user, rank) with unrecommended items last.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> ranked = pl.DataFrame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
+    >>> truth = pl.DataFrame({"user": [1, 1, 2], "item": ["b", "z", "y"]})
+    >>> ranked.rank.relevance(truth)
+    shape: (4, 6)
+    ┌──────┬──────┬──────┬─────┬─────────────┬────────────┐
+    │ user ┆ item ┆ rank ┆ rel ┆ is_relevant ┆ n_relevant │
+    │ ---  ┆ ---  ┆ ---  ┆ --- ┆ ---         ┆ ---        │
+    │ i64  ┆ str  ┆ i64  ┆ f64 ┆ bool        ┆ u32        │
+    ╞══════╪══════╪══════╪═════╪═════════════╪════════════╡
+    │ 1    ┆ a    ┆ 1    ┆ 0.0 ┆ false       ┆ 2          │
+    │ 1    ┆ b    ┆ 2    ┆ 1.0 ┆ true        ┆ 2          │
+    │ 1    ┆ z    ┆ null ┆ 1.0 ┆ true        ┆ 2          │
+    │ 2    ┆ y    ┆ null ┆ 1.0 ┆ true        ┆ 1          │
+    └──────┴──────┴──────┴─────┴─────────────┴────────────┘
+    """
+    spec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
+    recs_lf, truth_lf, truth_spec, checks = prepare(
+        recs, truth, spec, (relevance, relevance_level)
+    )
+    schema = recs_lf.collect_schema()
+    v.check_no_name_clash(schema, [truth_spec.grade, IS_RELEVANT, N_RELEVANT], frame="recs")
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    relevant_truth = expand_over_groups(
+        labeled_truth(truth_lf, truth_spec), recs_lf, recs_only_by, truth_spec.shared_by
+    )
+    keys = [*spec.by, user, item]
+    labeled = (
+        recs_lf.join(relevant_truth, on=keys, how="full", coalesce=True)
+        .with_columns(
+            pl.col(truth_spec.grade).fill_null(0.0),
+            pl.col(IS_RELEVANT).fill_null(value=False),
+        )
+        .with_columns(
+            pl.col(IS_RELEVANT).sum().over(spec.list_keys).cast(pl.UInt32).alias(N_RELEVANT)
+        )
+        .select(*schema.names(), truth_spec.grade, IS_RELEVANT, N_RELEVANT)
+        .sort([*spec.list_keys, rank], nulls_last=True)
+    )
+    checks.append((recs_lf, ranked_list_checks(spec)))
+    return like(recs, v.guard(labeled, checks))

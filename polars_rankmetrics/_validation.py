@@ -27,7 +27,11 @@ __all__ = [
     "check_cutoff",
     "check_literal",
     "check_no_name_clash",
+    "duplicate_candidates",
+    "duplicate_check",
     "guard",
+    "nan_check",
+    "null_checks",
     "require_columns",
     "require_integer",
     "require_numeric",
@@ -176,9 +180,11 @@ class DataCheck:
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
     bad = check.bad.fill_null(value=True)
+    # one scalar per shown column: a struct of whole columns would be built for every row
+    example = [pl.col(name).filter(bad).first() for name in check.show]
     return [
         bad.sum().alias(f"{_GUARD_PREFIX}{index}_n"),
-        pl.struct(list(check.show)).filter(bad).first().alias(f"{_GUARD_PREFIX}{index}_row"),
+        pl.struct(example).alias(f"{_GUARD_PREFIX}{index}_row"),
     ]
 
 
@@ -265,3 +271,13 @@ def duplicate_check(frame: str, keys: Sequence[str], show: Sequence[str], hint: 
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
         show=tuple(show),
     )
+
+
+def duplicate_candidates(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """The rows whose key hash repeats: a superset of the duplicated rows.
+
+    Hashing the keys and looking for repeats of one integer column is much
+    cheaper than comparing the keys themselves; the exact check then runs on
+    the few candidates (a hash collision only makes a row a candidate).
+    """
+    return lf.filter(pl.struct(list(keys)).hash().is_duplicated())

@@ -150,7 +150,7 @@ def _metric_expr(
     elif spec.name == "mrr":
         expression = m.reciprocal_rank(k, **columns)
     elif spec.name == "ndcg":
-        expression = m.ndcg(k, gain=conv.gain, relevance=grade, **columns)
+        expression = m.ndcg(k, gain=conv.gain, relevance=grade, ideal_rank=r.IDEAL_RANK, **columns)
     elif spec.name == "dcg":
         expression = m.dcg(k, gain=conv.gain, relevance=grade, **columns)
     elif spec.name == "r_precision":
@@ -309,10 +309,17 @@ def evaluate(
         recs, truth, recs_spec, (relevance, relevance_level)
     )
     ranked = _ranked_cut(recs_lf, recs_spec, specs)
-    result = _pipeline(
-        recs_lf, ranked, truth_lf, recs_spec, truth_spec, specs, conv, per_user=per_user
-    )
-    checks.append((ranked, r.ranked_list_checks(recs_spec)))
+    labeled = _labeled(recs_lf, ranked, truth_lf, recs_spec, truth_spec)
+    result = _scores(labeled, recs_lf, recs_spec, truth_spec, specs, conv, per_user=per_user)
+    checks.extend(r.list_checks(ranked, recs_spec, positions=False))
+    if score is None:
+        # a repeated position changes a metric only where a relevant item sits, so
+        # check the (few) hit rows rather than every recommendation
+        hit_rows = labeled.filter(pl.col(rank).is_not_null())
+        position_keys = [*recs_spec.list_keys, rank]
+        checks.append(
+            (v.duplicate_candidates(hit_rows, position_keys), [r.position_check(recs_spec)])
+        )
     return r.like(recs, v.guard(result, checks))
 
 
@@ -334,10 +341,24 @@ def _ranked_cut(
     )
 
 
-def _pipeline(
+def _labeled(
     recs: pl.LazyFrame,
     ranked: pl.LazyFrame,
     truth: pl.LazyFrame,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+) -> pl.LazyFrame:
+    """Each relevant truth item with its position (null: not recommended within the cut)."""
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    relevant_truth = r.expand_over_groups(
+        r.labeled_truth(truth, truth_spec), recs, recs_only_by, truth_spec.shared_by
+    )
+    return relevant_truth.join(ranked, on=[*spec.list_keys, spec.item], how="left")
+
+
+def _scores(
+    labeled: pl.LazyFrame,
+    recs: pl.LazyFrame,
     spec: r.RecsSpec,
     truth_spec: r.TruthSpec,
     specs: Sequence[MetricSpec],
@@ -345,12 +366,8 @@ def _pipeline(
     *,
     per_user: bool,
 ) -> pl.LazyFrame:
+    """Per-user metrics from the labeled frame, the user policies, then means."""
     list_keys = spec.list_keys
-    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
-    relevant_truth = r.expand_over_groups(
-        r.labeled_truth(truth, truth_spec), recs, recs_only_by, truth_spec.shared_by
-    )
-    labeled = relevant_truth.join(ranked, on=[*list_keys, spec.item], how="left")
     expressions = [
         expression
         for metric in specs

@@ -7,7 +7,9 @@ the user was not recommended (``rank`` null), with the columns
 
 * ``rank`` - position, 1 = top; null for a relevant item that was not shown,
 * ``rel`` - graded relevance, 0 for unjudged items or relevance <= 0,
-* ``is_relevant`` - the binary judgement (rel > 0 and rel >= the relevance level).
+* ``is_relevant`` - the binary judgement (rel > 0 and rel >= the relevance level),
+* ``ideal_rank`` - the item's position in the user's ideal list (grades
+  descending), read by :func:`ndcg` for the ideal DCG.
 
 Because every relevant item of the user is in the group, the expressions see
 ``m_u`` (the number of relevant items) and the ideal ordering for NDCG without
@@ -378,14 +380,12 @@ def _dcg(k: int | None, gain: Gain, rank: str, relevance: str) -> pl.Expr:
     return (_gain(grade, gain) / discount).filter(_shown(k, rank) & (grade > 0)).sum()
 
 
-def _ideal_dcg(k: int | None, gain: Gain, relevance: str) -> pl.Expr:
-    # the ideal list is the user's truth sorted by grade, not what was recommended
+def _ideal_dcg(k: int | None, gain: Gain, relevance: str, ideal_rank: str) -> pl.Expr:
+    # the ideal list is the user's truth sorted by grade, not what was recommended;
+    # positions in it come precomputed (one window over the truth, not a sort per user)
     grade = pl.col(relevance)
-    ideal = grade.filter(grade > 0).sort(descending=True)
-    if k is not None:
-        ideal = ideal.head(k)
-    discount = (ideal.cum_count().cast(pl.Float64) + 1.0).log(2)
-    return (_gain(ideal, gain) / discount).sum()
+    discount = (pl.col(ideal_rank).cast(pl.Float64) + 1.0).log(2)
+    return (_gain(grade, gain) / discount).filter(_shown(k, ideal_rank) & (grade > 0)).sum()
 
 
 def dcg(
@@ -419,13 +419,13 @@ def dcg(
     ... })
     >>> labeled.group_by("user").agg(prm.dcg(3))
     shape: (1, 2)
-    ┌──────┬──────────┐
-    │ user ┆ dcg@3    │
-    │ ---  ┆ ---      │
-    │ i64  ┆ f64      │
-    ╞══════╪══════════╡
-    │ 1    ┆ 3.761859 │
-    └──────┴──────────┘
+    ┌──────┬─────────┐
+    │ user ┆ dcg@3   │
+    │ ---  ┆ ---     │
+    │ i64  ┆ f64     │
+    ╞══════╪═════════╡
+    │ 1    ┆ 3.76186 │
+    └──────┴─────────┘
     """
     k = check_cutoff(k)
     check_literal(gain, GAINS, name="gain")
@@ -439,6 +439,7 @@ def ndcg(
     rank: str = "rank",
     relevance: str = "rel",
     relevant: str = "is_relevant",
+    ideal_rank: str = "ideal_rank",
 ) -> pl.Expr:
     """Normalised DCG@k: ``dcg@k / idcg@k``.
 
@@ -462,6 +463,7 @@ def ndcg(
     ...     "rank": [1, 2, 3],
     ...     "rel": [1.0, 2.0, 3.0],
     ...     "is_relevant": [True, True, True],
+    ...     "ideal_rank": [3, 2, 1],
     ... })
     >>> labeled.group_by("user").agg(
     ...     prm.ndcg(3), prm.ndcg(3, gain="exponential").alias("ndcg_exp")
@@ -477,7 +479,7 @@ def ndcg(
     """
     k = check_cutoff(k)
     check_literal(gain, GAINS, name="gain")
-    ideal = _ideal_dcg(k, gain, relevance)
+    ideal = _ideal_dcg(k, gain, relevance, ideal_rank)
     value = pl.when(ideal > 0).then(_dcg(k, gain, rank, relevance) / ideal).otherwise(0.0)
     return _defined(value, relevant).alias(_name("ndcg", k))
 

@@ -25,6 +25,7 @@ TIES: tuple[Ties, ...] = ("item_desc", "item_asc", "input")
 DUPLICATES: tuple[Duplicates, ...] = ("error", "first")
 
 IS_RELEVANT = "is_relevant"
+IDEAL_RANK = "ideal_rank"
 N_RELEVANT = "n_relevant"
 DEFAULT_RELEVANCE = "rel"
 
@@ -115,29 +116,40 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
     return checks
 
 
-def ranked_list_checks(spec: RecsSpec) -> list[v.DataCheck]:
-    """Checks of the ranked (and cut) lists: each item and each position once per list."""
+def list_checks(
+    ranked: pl.LazyFrame, spec: RecsSpec, *, positions: bool = True
+) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
+    """Checks of ranked lists: each item once per list and, if asked, each position once.
+
+    Score-derived positions are distinct by construction, so only given ranks
+    are checked for repeats.
+    """
     show = (*spec.list_keys, spec.item, spec.rank)
-    checks = [
-        v.duplicate_check(
-            "recs",
-            [*spec.list_keys, spec.rank],
-            show,
-            hint=": two items share one position in a list (missing by=...?)",
-        )
-    ]
+    checks = []
     if spec.duplicates == "error":
-        checks.insert(
-            0,
-            v.duplicate_check(
-                "recs",
-                [*spec.list_keys, spec.item],
-                show,
-                hint=": an item is recommended twice in one list (missing by=...? "
-                "or pass duplicates='first' to keep its best position)",
-            ),
+        keys = [*spec.list_keys, spec.item]
+        duplicate_items = v.duplicate_check(
+            "recs",
+            keys,
+            show,
+            hint=": an item is recommended twice in one list (missing by=...? "
+            "or pass duplicates='first' to keep its best position)",
         )
+        checks.append((v.duplicate_candidates(ranked, keys), [duplicate_items]))
+    if positions and spec.score is None:
+        checks.append((v.duplicate_candidates(ranked, [*spec.list_keys, spec.rank]),
+                       [position_check(spec)]))  # fmt: skip
     return checks
+
+
+def position_check(spec: RecsSpec) -> v.DataCheck:
+    """Two items at one position make P@i and AP ambiguous."""
+    return v.duplicate_check(
+        "recs",
+        [*spec.list_keys, spec.rank],
+        (*spec.list_keys, spec.item, spec.rank),
+        hint=": two items share one position in a list (missing by=...?)",
+    )
 
 
 def _score_rank(spec: RecsSpec, score: str) -> pl.Expr:
@@ -240,7 +252,7 @@ def positions(
     schema = lf.collect_schema()
     check_recs_schema(schema, spec)
     ranked = cut(with_positions(lf, spec), k, rank)
-    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), (ranked, ranked_list_checks(spec))])
+    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *list_checks(ranked, spec)])
     return like(recs, checked)
 
 
@@ -273,7 +285,9 @@ def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
         raise TypeError(f"relevance_level must be a number or None, got {level!r}")
 
 
-def truth_checks(spec: TruthSpec, schema: pl.Schema) -> list[v.DataCheck]:
+def truth_checks(
+    lf: pl.LazyFrame, spec: TruthSpec, schema: pl.Schema
+) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
     """Data checks on the truth: no nulls or NaN, each (user, item) judged once."""
     keys = [*spec.shared_by, spec.user, spec.item]
     columns = {"user": spec.user, "item": spec.item}
@@ -285,8 +299,8 @@ def truth_checks(spec: TruthSpec, schema: pl.Schema) -> list[v.DataCheck]:
     checks = v.null_checks("truth", columns)
     if spec.relevance is not None and schema[spec.relevance].is_float():
         checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
-    checks.append(v.duplicate_check("truth", keys, show, hint=": judge each item once"))
-    return checks
+    duplicates = v.duplicate_check("truth", keys, show, hint=": judge each item once")
+    return [(lf, checks), (v.duplicate_candidates(lf, keys), [duplicates])]
 
 
 def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
@@ -303,10 +317,15 @@ def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
     if level is not None:
         # trec_eval -l: binary measures count rel >= level; gains keep the raw grades
         relevant = relevant & (pl.col(spec.grade) >= level)
+    # the item's position in the user's ideal list (grades descending), for IDCG
+    ideal_rank = pl.col(spec.grade).rank("ordinal", descending=True)
     return (
         lf.select(*spec.shared_by, spec.user, spec.item, grade)
         .filter(pl.col(spec.grade) > 0)
-        .with_columns(relevant.alias(IS_RELEVANT))
+        .with_columns(
+            relevant.alias(IS_RELEVANT),
+            ideal_rank.over([*spec.shared_by, spec.user]).alias(IDEAL_RANK),
+        )
     )
 
 
@@ -353,7 +372,7 @@ def prepare(
     )
     checks = [
         (recs_lf, recs_checks(recs_spec, recs_schema)),
-        (truth_lf, truth_checks(truth_spec, truth_schema)),
+        *truth_checks(truth_lf, truth_spec, truth_schema),
     ]
     return recs_lf, truth_lf, truth_spec, checks
 
@@ -379,7 +398,10 @@ def relevance(
     * ``rel`` (or the name given as ``relevance``): Float64 graded relevance,
       0.0 for unjudged items and relevance <= 0;
     * ``is_relevant``: Boolean, ``rel > 0`` and ``rel >= relevance_level``;
-    * ``n_relevant``: UInt32, the user's number of relevant items (``m_u``).
+    * ``n_relevant``: UInt32, the user's number of relevant items (``m_u``);
+    * ``ideal_rank``: UInt32, the item's position in the user's ideal list
+      (truth grades descending; null for items with no positive grade), which
+      :func:`polars_rankmetrics.ndcg` reads for the ideal DCG.
 
     Parameters
     ----------
@@ -408,25 +430,37 @@ def relevance(
     >>> import polars_rankmetrics as prm
     >>> ranked = pl.DataFrame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
     >>> truth = pl.DataFrame({"user": [1, 1, 2], "item": ["b", "z", "y"]})
-    >>> ranked.rank.relevance(truth)
-    shape: (4, 6)
-    ┌──────┬──────┬──────┬─────┬─────────────┬────────────┐
-    │ user ┆ item ┆ rank ┆ rel ┆ is_relevant ┆ n_relevant │
-    │ ---  ┆ ---  ┆ ---  ┆ --- ┆ ---         ┆ ---        │
-    │ i64  ┆ str  ┆ i64  ┆ f64 ┆ bool        ┆ u32        │
-    ╞══════╪══════╪══════╪═════╪═════════════╪════════════╡
-    │ 1    ┆ a    ┆ 1    ┆ 0.0 ┆ false       ┆ 2          │
-    │ 1    ┆ b    ┆ 2    ┆ 1.0 ┆ true        ┆ 2          │
-    │ 1    ┆ z    ┆ null ┆ 1.0 ┆ true        ┆ 2          │
-    │ 2    ┆ y    ┆ null ┆ 1.0 ┆ true        ┆ 1          │
-    └──────┴──────┴──────┴─────┴─────────────┴────────────┘
+    >>> labeled = ranked.rank.relevance(truth)
+    >>> labeled
+    shape: (4, 7)
+    ┌──────┬──────┬──────┬─────┬─────────────┬────────────┬────────────┐
+    │ user ┆ item ┆ rank ┆ rel ┆ is_relevant ┆ n_relevant ┆ ideal_rank │
+    │ ---  ┆ ---  ┆ ---  ┆ --- ┆ ---         ┆ ---        ┆ ---        │
+    │ i64  ┆ str  ┆ i64  ┆ f64 ┆ bool        ┆ u32        ┆ u32        │
+    ╞══════╪══════╪══════╪═════╪═════════════╪════════════╪════════════╡
+    │ 1    ┆ a    ┆ 1    ┆ 0.0 ┆ false       ┆ 2          ┆ null       │
+    │ 1    ┆ b    ┆ 2    ┆ 1.0 ┆ true        ┆ 2          ┆ 1          │
+    │ 1    ┆ z    ┆ null ┆ 1.0 ┆ true        ┆ 2          ┆ 2          │
+    │ 2    ┆ y    ┆ null ┆ 1.0 ┆ true        ┆ 1          ┆ 1          │
+    └──────┴──────┴──────┴─────┴─────────────┴────────────┴────────────┘
+    >>> labeled.group_by("user").agg(prm.average_precision(2), prm.ndcg(2)).sort("user")
+    shape: (2, 3)
+    ┌──────┬─────────────────────┬──────────┐
+    │ user ┆ average_precision@2 ┆ ndcg@2   │
+    │ ---  ┆ ---                 ┆ ---      │
+    │ i64  ┆ f64                 ┆ f64      │
+    ╞══════╪═════════════════════╪══════════╡
+    │ 1    ┆ 0.25                ┆ 0.386853 │
+    │ 2    ┆ 0.0                 ┆ 0.0      │
+    └──────┴─────────────────────┴──────────┘
     """
     spec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
     recs_lf, truth_lf, truth_spec, checks = prepare(
         recs, truth, spec, (relevance, relevance_level)
     )
     schema = recs_lf.collect_schema()
-    v.check_no_name_clash(schema, [truth_spec.grade, IS_RELEVANT, N_RELEVANT], frame="recs")
+    added = [truth_spec.grade, IS_RELEVANT, N_RELEVANT, IDEAL_RANK]
+    v.check_no_name_clash(schema, added, frame="recs")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     relevant_truth = expand_over_groups(
         labeled_truth(truth_lf, truth_spec), recs_lf, recs_only_by, truth_spec.shared_by
@@ -441,8 +475,8 @@ def relevance(
         .with_columns(
             pl.col(IS_RELEVANT).sum().over(spec.list_keys).cast(pl.UInt32).alias(N_RELEVANT)
         )
-        .select(*schema.names(), truth_spec.grade, IS_RELEVANT, N_RELEVANT)
+        .select(*schema.names(), *added)
         .sort([*spec.list_keys, rank], nulls_last=True)
     )
-    checks.append((recs_lf, ranked_list_checks(spec)))
+    checks.extend(list_checks(recs_lf, spec))
     return like(recs, v.guard(labeled, checks))

@@ -236,7 +236,9 @@ def evaluate(
         and NDCG are undefined: ``"exclude"`` (default; trec_eval, H&M) or
         ``"zero"`` (score 0 and count; Santander).
     duplicates
-        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best position).
+        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
+        best position). Lists are checked up to the largest cutoff requested:
+        a repeat further down cannot change any metric asked for.
     conventions
         ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
         ``"relevant"``, only users with recommendations, ties by item id

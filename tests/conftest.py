@@ -1,0 +1,77 @@
+"""Shared fixtures: one behaviour suite, every backend.
+
+``backend`` turns a dict of columns into the backend's frame (Polars eager,
+Polars lazy, pandas) and any result back into a Polars DataFrame, so a test
+written once through the ``.rank`` namespace runs on all of them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_rankmetrics  # noqa: F401  (registers the namespaces)
+
+HAS_PANDAS = (
+    importlib.util.find_spec("pandas") is not None
+    and importlib.util.find_spec("pyarrow") is not None
+)
+
+CONFORMANCE_DIR = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "trec_eval"
+)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How to build input frames for one backend and read its results back."""
+
+    name: str
+    make: Callable[[pl.DataFrame], Any]
+    back: Callable[[Any], pl.DataFrame]
+
+    def frame(self, data: Mapping[str, Sequence[Any]] | pl.DataFrame, **schema: Any) -> Any:
+        """The backend's frame holding ``data`` (a dict of columns or a Polars frame)."""
+        polars_frame = (
+            data if isinstance(data, pl.DataFrame) else pl.DataFrame(data, schema_overrides=schema)
+        )
+        return self.make(polars_frame)
+
+    def polars(self, result: Any) -> pl.DataFrame:
+        """A result of this backend as a Polars DataFrame."""
+        return self.back(result)
+
+
+def _from_pandas(result: Any) -> pl.DataFrame:
+    return pl.from_pandas(result)
+
+
+BACKENDS = [
+    Backend("polars-eager", lambda frame: frame, lambda result: result),
+    Backend("polars-lazy", lambda frame: frame.lazy(), lambda result: result.collect()),
+]
+if HAS_PANDAS:
+    BACKENDS.append(Backend("pandas", lambda frame: frame.to_pandas(), _from_pandas))
+
+
+@pytest.fixture(params=BACKENDS, ids=[backend.name for backend in BACKENDS])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """Each behaviour test runs once per backend."""
+    backend: Backend = request.param
+    if backend.name == "pandas":
+        pytest.importorskip("pandas")
+    return backend
+
+
+@pytest.fixture
+def conformance_dir() -> Path:
+    """The trec_eval conformance data beside the repository (shared/), or skip."""
+    if not CONFORMANCE_DIR.is_dir():
+        pytest.skip(f"trec_eval conformance data not found at {CONFORMANCE_DIR}")
+    return CONFORMANCE_DIR

@@ -1,0 +1,228 @@
+"""Bad input gets a clear error naming the column, the count and an example row."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import polars_rankmetrics as prm
+from tests.conftest import Backend
+
+RECS = {"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]}
+TRUTH = {"user": [1, 2], "item": ["b", "a"]}
+
+
+def run(backend: Backend, recs: dict, truth: dict, metrics: object = "map@2", **options: object) -> pl.DataFrame:
+    """Evaluate and collect (lazy data errors surface on collect)."""
+    result = backend.frame(recs).rank.evaluate(backend.frame(truth), metrics, **options)
+    return backend.polars(result)
+
+
+def test_valid_input_passes(backend: Backend) -> None:
+    assert run(backend, RECS, TRUTH)["map@2"][0] == pytest.approx(0.75)
+
+
+def test_missing_recs_column_is_named_with_the_existing_ones(backend: Backend) -> None:
+    recs = {"user": [1], "product": ["a"], "rank": [1]}
+    with pytest.raises(ValueError, match=r"recs is missing column 'item'.*'user', 'product', 'rank'"):
+        run(backend, recs, TRUTH)
+
+
+def test_missing_column_suggests_the_closest_name(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"'scor'.*did you mean 'score'"):
+        run(backend, {**RECS, "score": [0.3, 0.2, 0.1]}, TRUTH, score="scor")
+
+
+def test_missing_truth_relevance_column(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"truth is missing column 'grade' for relevance="):
+        run(backend, RECS, TRUTH, relevance="grade")
+
+
+def test_missing_by_column(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"recs is missing column 'model'"):
+        run(backend, RECS, TRUTH, by="model")
+
+
+@pytest.mark.parametrize("column", ["user", "item", "rank"])
+def test_nulls_in_recs_are_counted_with_an_example(backend: Backend, column: str) -> None:
+    recs = {**RECS, column: [*RECS[column][:2], None]}
+    with pytest.raises(ValueError, match=rf"recs column '{column}' \({column}\) has 1 null value\(s\); example row: .*{column}=None"):
+        run(backend, recs, TRUTH)
+
+
+def test_nulls_in_truth(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"truth column 'item' \(item\) has 1 null"):
+        run(backend, RECS, {"user": [1, 2], "item": ["b", None]})
+
+
+def test_float_ranks_are_refused(backend: Backend) -> None:
+    with pytest.raises(TypeError, match=r"recs column 'rank' \(rank\) must hold integer positions.*Float64"):
+        run(backend, {**RECS, "rank": [1.0, 2.0, 1.0]}, TRUTH)
+
+
+def test_ranks_below_one_are_refused(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"recs column 'rank' \(rank\) has 2 value\(s\) below 1.*example row: user=1, item='a', rank=0"):
+        run(backend, {**RECS, "rank": [0, 2, -1]}, TRUTH)
+
+
+def test_duplicate_items_in_a_list_are_refused(backend: Backend) -> None:
+    recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
+    with pytest.raises(ValueError, match=r"recs has 2 rows with a duplicated \(user, item\).*duplicates='first'.*example row: user=1, item='a'"):
+        run(backend, recs, TRUTH, "map@3")
+
+
+def test_duplicates_beyond_every_cutoff_cannot_change_a_metric(backend: Backend) -> None:
+    # documented: lists are checked up to the largest cutoff asked for
+    recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
+    # user 1 finds b at position 2 (AP 0.5); user 2 got no list and scores 0
+    assert run(backend, recs, TRUTH, "map@2")["map@2"][0] == pytest.approx(0.25)
+    with pytest.raises(ValueError, match=r"duplicated \(user, item\)"):
+        run(backend, recs, TRUTH, ["map@2", "mrr"])  # mrr reads the whole list
+
+
+def test_duplicates_first_keeps_the_best_position(backend: Backend) -> None:
+    # Kaggle convention: the repeat wastes its slot, so 'b' stays at position 3
+    recs = {"user": [1, 1, 1], "item": ["a", "a", "b"], "rank": [1, 2, 3]}
+    scores = run(backend, recs, {"user": [1], "item": ["b"]}, ["mrr", "precision@3"], duplicates="first")
+    assert scores.row(0) == pytest.approx((1 / 3, 1 / 3))
+
+
+def test_duplicates_first_with_scores_renumbers(backend: Backend) -> None:
+    recs = {"user": [1, 1, 1], "item": ["a", "a", "b"], "score": [0.9, 0.8, 0.7]}
+    scores = run(backend, recs, {"user": [1], "item": ["b"]}, "mrr", score="score", duplicates="first")
+    assert scores["mrr"][0] == pytest.approx(0.5)
+
+
+def test_two_relevant_items_at_one_position_are_refused(backend: Backend) -> None:
+    recs = {"user": [1, 1], "item": ["a", "b"], "rank": [1, 1]}
+    with pytest.raises(ValueError, match=r"duplicated \(user, rank\): two items share one position"):
+        run(backend, recs, {"user": [1, 1], "item": ["a", "b"]})
+
+
+def test_duplicate_truth_rows_are_refused(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"truth has 2 rows with a duplicated \(user, item\).*example row: user=1, item='b'"):
+        run(backend, RECS, {"user": [1, 1], "item": ["b", "b"]})
+
+
+def test_string_against_integer_ids_is_refused(backend: Backend) -> None:
+    truth = {"user": ["1", "2"], "item": ["b", "a"]}
+    with pytest.raises(TypeError, match=r"key column 'user' has dtype Int64 in recs but String in truth.*silently be 0"):
+        run(backend, RECS, truth)
+
+
+def test_integer_widths_and_categoricals_still_match(backend: Backend) -> None:
+    if backend.name == "pandas":
+        pytest.skip("pandas frames carry their own dtypes; covered in the pandas suite")
+    recs = backend.frame(RECS, user=pl.Int32, item=pl.Categorical)
+    truth = backend.frame(TRUTH, user=pl.UInt8)
+    scores = backend.polars(recs.rank.evaluate(truth, "map@2"))
+    assert scores["map@2"][0] == pytest.approx(0.75)
+
+
+def test_nan_scores_are_refused(backend: Backend) -> None:
+    recs = {"user": [1, 1], "item": ["a", "b"], "score": [0.5, math.nan]}
+    with pytest.raises(ValueError, match=r"recs column 'score' \(score\) has 1 NaN value\(s\); example row: user=1, item='b'"):
+        run(backend, recs, TRUTH, score="score")
+
+
+def test_nan_relevance_is_refused(backend: Backend) -> None:
+    truth = {"user": [1, 2], "item": ["b", "a"], "rel": [1.0, math.nan]}
+    with pytest.raises(ValueError, match=r"truth column 'rel' \(relevance\) has 1 NaN"):
+        run(backend, RECS, truth, relevance="rel")
+
+
+def test_non_numeric_relevance_is_refused(backend: Backend) -> None:
+    truth = {"user": [1, 2], "item": ["b", "a"], "rel": ["high", "low"]}
+    with pytest.raises(TypeError, match=r"truth column 'rel' \(relevance\) must be numeric"):
+        run(backend, RECS, truth, relevance="rel")
+
+
+@pytest.mark.parametrize("metric", ["map@0", "ndcg@-1"])
+def test_cutoff_below_one(backend: Backend, metric: str) -> None:
+    with pytest.raises(ValueError, match=r"map@0|ndcg@-1"):
+        run(backend, RECS, TRUTH, metric)
+
+
+def test_unknown_metric_suggests_the_closest(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"unknown metric 'ndgc' in 'ndgc@10'; did you mean 'ndcg'"):
+        run(backend, RECS, TRUTH, "ndgc@10")
+
+
+def test_metric_needing_a_cutoff(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"'precision' needs a cutoff, e.g. 'precision@10'"):
+        run(backend, RECS, TRUTH, "precision")
+
+
+def test_metric_taking_no_cutoff(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"'r_precision' takes no cutoff"):
+        run(backend, RECS, TRUTH, "r_precision@5")
+
+
+def test_repeated_metric(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"requested twice"):
+        run(backend, RECS, TRUTH, ["map@2", "map@2"])
+
+
+def test_empty_metric_list(backend: Backend) -> None:
+    with pytest.raises(ValueError, match=r"metrics is empty"):
+        run(backend, RECS, TRUTH, [])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("denominator", "min-k", r"denominator must be one of .*did you mean 'min_k'"),
+        ("gain", "exp", r"gain must be one of"),
+        ("ties", "random", r"ties must be one of"),
+        ("users_without_recs", "drop", r"users_without_recs must be one of"),
+        ("users_without_truth", "keep", r"users_without_truth must be one of"),
+        ("duplicates", "last", r"duplicates must be one of"),
+        ("conventions", "kaggle", r"conventions must be one of"),
+    ],
+)
+def test_unknown_convention_values(backend: Backend, option: str, value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run(backend, RECS, TRUTH, **{option: value})
+
+
+def test_several_problems_are_reported_together(backend: Backend) -> None:
+    recs = {"user": [1, 1, None], "item": ["a", "a", "b"], "rank": [1, 2, 0]}
+    with pytest.raises(ValueError, match=r"(?s)null value.*below 1.*duplicated \(user, item\)"):
+        run(backend, recs, TRUTH)
+
+
+def test_lazy_data_errors_wait_for_collect() -> None:
+    recs = pl.LazyFrame({"user": [1, None], "item": ["a", "b"], "rank": [1, 2]})
+    query = recs.rank.evaluate(pl.LazyFrame(TRUTH), "map@2")  # nothing is collected here
+    with pytest.raises(ValueError, match=r"has 1 null value"):
+        query.collect()
+    with pytest.raises(ValueError, match=r"has 1 null value"):
+        query.collect(engine="streaming")
+
+
+def test_non_frames_are_refused() -> None:
+    with pytest.raises(TypeError, match=r"recs must be a polars DataFrame or LazyFrame, got dict"):
+        prm.evaluate(RECS, pl.DataFrame(TRUTH), "map@2")  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize("k", [0, -3, 1.5, True])
+def test_positions_cutoff_is_checked(k: object) -> None:
+    with pytest.raises((ValueError, TypeError), match=r"k must be"):
+        prm.positions(pl.DataFrame(RECS), k)  # type: ignore[arg-type]
+
+
+def test_metric_functions_check_their_arguments() -> None:
+    with pytest.raises(ValueError, match=r"k must be >= 1"):
+        prm.ndcg(0)
+    with pytest.raises(ValueError, match=r"denominator must be one of"):
+        prm.average_precision(5, denominator="all")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"precision needs a cutoff"):
+        prm.precision(None)  # type: ignore[arg-type]
+
+
+def test_relevance_refuses_to_overwrite_columns() -> None:
+    ranked = pl.DataFrame({**RECS, "is_relevant": [True, False, True]})
+    with pytest.raises(ValueError, match=r"already has column\(s\) \['is_relevant'\]"):
+        ranked.rank.relevance(pl.DataFrame(TRUTH))

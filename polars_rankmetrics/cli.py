@@ -137,7 +137,9 @@ def _add_evaluate(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument("--denominator", default="min_k", choices=["min_k", "relevant", "hits"])
     command.add_argument("--gain", default="linear", choices=["linear", "exponential"])
     command.add_argument("--ties", default="item_desc", choices=["item_desc", "item_asc", "input"])
-    command.add_argument("--users-without-recs", default="zero", choices=["zero", "exclude"])
+    command.add_argument(
+        "--users-without-recs", choices=["zero", "exclude"], help="default: zero (trec: exclude)"
+    )
     command.add_argument("--users-without-truth", default="exclude", choices=["exclude", "zero"])
     command.add_argument("--duplicates", default="error", choices=["error", "first"])
     command.add_argument("--conventions", default="default", choices=["default", "trec"])

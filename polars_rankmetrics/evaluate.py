@@ -54,15 +54,16 @@ _PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
 # What each preset sets; a preset only fills conventions left at their defaults.
 _DEFAULTS = {
     "denominator": "min_k",
-    "users_without_recs": "zero",
+    "users_without_recs": None,
     "users_without_truth": "exclude",
     "ties": "item_desc",
     "gain": "linear",
 }
 _PRESETS: dict[str, dict[str, str]] = {
-    "default": {},
-    # trec_eval 10.0 without -c: AP over all relevant, only queries that have a run
-    "trec": {"denominator": "relevant", "users_without_recs": "exclude", "ties": "item_desc"},
+    "default": {"users_without_recs": "zero"},
+    # trec_eval 10.0 without -c: AP over all relevant items, only queries with a run
+    # (its tie rule, score then docno descending, is already the default)
+    "trec": {"denominator": "relevant", "users_without_recs": "exclude"},
 }
 
 
@@ -166,13 +167,14 @@ def _cutoff(k: int | None) -> int:
     return k
 
 
-def _resolve(conventions: str, **given: str) -> dict[str, str]:
+def _resolve(conventions: str, **given: str | None) -> dict[str, str]:
     v.check_literal(conventions, list(_PRESETS), name="conventions")
     preset = _PRESETS[conventions]
-    return {
+    resolved = {
         name: preset.get(name, value) if value == _DEFAULTS[name] else value
         for name, value in given.items()
     }
+    return {name: str(value) for name, value in resolved.items()}
 
 
 def evaluate(
@@ -191,7 +193,7 @@ def evaluate(
     gain: m.Gain = "linear",
     ties: r.Ties = "item_desc",
     relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs = "zero",
+    users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth = "exclude",
     duplicates: r.Duplicates = "error",
     conventions: Conventions = "default",
@@ -229,8 +231,9 @@ def evaluate(
     relevance_level
         Minimum grade that binary metrics count as relevant (trec_eval ``-l``).
     users_without_recs
-        Users with relevant truth but no recommendations: ``"zero"`` (default;
-        they score 0 and count, as trec_eval ``-c``) or ``"exclude"``.
+        Users with relevant truth but no recommendations: ``"zero"`` (they
+        score 0 and count, as trec_eval ``-c``) or ``"exclude"``. ``None``
+        (default) means ``"zero"``, or ``"exclude"`` under ``conventions="trec"``.
     users_without_truth
         Users with recommendations but no relevant truth, for whom recall, AP
         and NDCG are undefined: ``"exclude"`` (default; trec_eval, H&M) or
@@ -242,8 +245,8 @@ def evaluate(
     conventions
         ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
         ``"relevant"``, only users with recommendations, ties by item id
-        descending). A preset fills each convention left at its default; pass
-        ``users_without_recs="zero"`` for trec_eval ``-c``.
+        descending, the default anyway). A preset fills each convention left at
+        its default; pass ``users_without_recs="zero"`` for trec_eval ``-c``.
 
     Returns
     -------

@@ -74,7 +74,7 @@ class _RankNamespace(Generic[FrameT]):
         gain: _metrics.Gain = "linear",
         ties: _ranking.Ties = "item_desc",
         relevance_level: float | None = None,
-        users_without_recs: _evaluate.UsersWithoutRecs = "zero",
+        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
         users_without_truth: _evaluate.UsersWithoutTruth = "exclude",
         duplicates: _ranking.Duplicates = "error",
         conventions: _evaluate.Conventions = "default",

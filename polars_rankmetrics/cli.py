@@ -53,7 +53,7 @@ def _write(frame: pl.DataFrame, path: str) -> None:
 
 def _show(frame: pl.DataFrame, output_format: str) -> str:
     if output_format == "csv":
-        return frame.write_csv()
+        return frame.write_csv().rstrip("\n")
     if output_format == "json":
         return frame.write_json()
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
@@ -62,13 +62,14 @@ def _show(frame: pl.DataFrame, output_format: str) -> str:
 
 def _run_demo(args: argparse.Namespace) -> int:
     recs, truth = sample_data(n_users=args.users, seed=args.seed)
-    scores = evaluate(
-        recs, truth, DEMO_METRICS, score="score", relevance="rel", by="model"
-    ).sort(DEMO_METRICS[0], descending=True)
+    scores = evaluate(recs, truth, DEMO_METRICS, score="score", relevance="rel", by="model").sort(
+        DEMO_METRICS[0], descending=True
+    )
+    list_length = recs.group_by("model", "user").len().select(pl.col("len").max()).item()
     print(
         f"Built-in sample: {truth['user'].n_unique()} users, {recs['item'].n_unique()} items, "
-        f"{recs['model'].n_unique()} recommenders x top {recs.group_by('model', 'user').len()['len'].max()}"
-        f" ({recs.height} recommendation rows, {truth.height} held-out truth rows, graded 1-3)."
+        f"{recs['model'].n_unique()} recommenders x top {list_length} "
+        f"({recs.height} recommendation rows, {truth.height} held-out truth rows, graded 1-3)."
     )
     print(_show(scores, args.format))
     return 0
@@ -101,7 +102,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         per_user = evaluate(recs, truth, args.metrics, per_user=True, **options).collect()
         _write(per_user, args.per_user)
         means = [pl.col(metric).mean() for metric in args.metrics]
-        if any(metric.lower().startswith(("pooled_recall", "micro_recall")) for metric in args.metrics):
+        if any(
+            metric.lower().startswith(("pooled_recall", "micro_recall")) for metric in args.metrics
+        ):
             # pooled recall is not a mean of per-user values: evaluate it again
             summary = evaluate(recs, truth, args.metrics, **options).collect()
         elif args.by:

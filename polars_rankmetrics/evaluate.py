@@ -20,7 +20,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import polars as pl
 
@@ -302,20 +302,28 @@ def evaluate(
         resolved["users_without_truth"], ("exclude", "zero"), name="users_without_truth"
     )
     conv = _Conventions(
-        resolved["denominator"],  # type: ignore[arg-type]
-        resolved["gain"],  # type: ignore[arg-type]
-        resolved["users_without_recs"],  # type: ignore[arg-type]
-        resolved["users_without_truth"],  # type: ignore[arg-type]
+        cast("m.Denominator", resolved["denominator"]),
+        cast("m.Gain", resolved["gain"]),
+        cast("UsersWithoutRecs", resolved["users_without_recs"]),
+        cast("UsersWithoutTruth", resolved["users_without_truth"]),
     )
-    recs_spec = r.RecsSpec(
-        user, item, rank, score, tuple(r.as_list(by)), resolved["ties"], duplicates  # type: ignore[arg-type]
+    recs_spec: r.RecsSpec = r.RecsSpec(
+        user, item, rank, score, tuple(r.as_list(by)), cast("r.Ties", resolved["ties"]), duplicates
     )
     recs_lf, truth_lf, truth_spec, checks = r.prepare(
         recs, truth, recs_spec, (relevance, relevance_level)
     )
     ranked = _ranked_cut(recs_lf, recs_spec, specs)
     labeled = _labeled(recs_lf, ranked, truth_lf, recs_spec, truth_spec)
-    result = _scores(labeled, recs_lf, recs_spec, truth_spec, specs, conv, per_user=per_user)
+    result = _scores(
+        labeled,
+        recs_lf,
+        spec=recs_spec,
+        truth_spec=truth_spec,
+        specs=specs,
+        conv=conv,
+        per_user=per_user,
+    )
     checks.extend(r.list_checks(ranked, recs_spec, positions=False))
     if score is None:
         # a repeated position changes a metric only where a relevant item sits, so
@@ -336,9 +344,7 @@ def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
     return max(k for k in cutoffs if k is not None)
 
 
-def _ranked_cut(
-    recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec]
-) -> pl.LazyFrame:
+def _ranked_cut(recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec]) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     ranked = r.with_positions(recs.select(list(dict.fromkeys(columns))), spec)
     return r.cut(ranked, _largest_cutoff(specs), spec.rank).select(
@@ -364,11 +370,11 @@ def _labeled(
 def _scores(
     labeled: pl.LazyFrame,
     recs: pl.LazyFrame,
+    *,
     spec: r.RecsSpec,
     truth_spec: r.TruthSpec,
     specs: Sequence[MetricSpec],
     conv: _Conventions,
-    *,
     per_user: bool,
 ) -> pl.LazyFrame:
     """Per-user metrics from the labeled frame, the user policies, then means."""

@@ -23,7 +23,7 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 class _RankNamespace(Generic[FrameT]):
     def __init__(self, frame: FrameT) -> None:
-        self._frame = frame
+        self._frame: FrameT = frame
 
     def positions(
         self,

@@ -97,7 +97,7 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
     """Data checks on the whole recommendations frame (nulls, NaN, rank < 1)."""
     position = spec.score if spec.score is not None else spec.rank
     columns = {"user": spec.user, "item": spec.item}
-    columns.update({"by": name for name in spec.by})
+    columns.update({f"by[{i}]": name for i, name in enumerate(spec.by)})
     columns["score" if spec.score is not None else "rank"] = position
     show = tuple(dict.fromkeys([*spec.by, spec.user, spec.item, position]))
     checks = v.null_checks("recs", columns)
@@ -248,10 +248,10 @@ def positions(
     """
     k = v.check_cutoff(k)
     lf = to_lazy(recs, name="recs")
-    spec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
+    spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     schema = lf.collect_schema()
     check_recs_schema(schema, spec)
-    ranked = cut(with_positions(lf, spec), k, rank)
+    ranked: pl.LazyFrame = cut(with_positions(lf, spec), k, rank)
     checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *list_checks(ranked, spec)])
     return like(recs, checked)
 
@@ -291,7 +291,7 @@ def truth_checks(
     """Data checks on the truth: no nulls or NaN, each (user, item) judged once."""
     keys = [*spec.shared_by, spec.user, spec.item]
     columns = {"user": spec.user, "item": spec.item}
-    columns.update({"by": name for name in spec.shared_by})
+    columns.update({f"by[{i}]": name for i, name in enumerate(spec.shared_by)})
     show = tuple(keys)
     if spec.relevance is not None:
         columns["relevance"] = spec.relevance
@@ -454,10 +454,8 @@ def relevance(
     │ 2    ┆ 0.0                 ┆ 0.0      │
     └──────┴─────────────────────┴──────────┘
     """
-    spec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
-    recs_lf, truth_lf, truth_spec, checks = prepare(
-        recs, truth, spec, (relevance, relevance_level)
-    )
+    spec: RecsSpec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
+    recs_lf, truth_lf, truth_spec, checks = prepare(recs, truth, spec, (relevance, relevance_level))
     schema = recs_lf.collect_schema()
     added = [truth_spec.grade, IS_RELEVANT, N_RELEVANT, IDEAL_RANK]
     v.check_no_name_clash(schema, added, frame="recs")

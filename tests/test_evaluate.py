@@ -24,7 +24,9 @@ RECS = {
 TRUTH = {"user": [1, 2, 3], "item": ["y", "x", "w"]}
 
 
-def evaluate(backend: Backend, recs: dict, truth: dict, metrics: object, **options: object) -> pl.DataFrame:
+def evaluate(
+    backend: Backend, recs: dict, truth: dict, metrics: object, **options: object
+) -> pl.DataFrame:
     result = backend.frame(recs).rank.evaluate(backend.frame(truth), metrics, **options)
     return backend.polars(result)
 
@@ -43,7 +45,14 @@ def test_models_side_by_side_are_charged_for_skipped_users(backend: Backend) -> 
 def test_per_user_rows_are_sorted_and_complete(backend: Backend) -> None:
     scores = evaluate(backend, RECS, TRUTH, ["mrr"], by="model", per_user=True)
     assert scores.columns == ["model", "user", "mrr"]
-    assert scores.select("model", "user").rows() == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)]
+    assert scores.select("model", "user").rows() == [
+        ("a", 1),
+        ("a", 2),
+        ("a", 3),
+        ("b", 1),
+        ("b", 2),
+        ("b", 3),
+    ]
     assert scores["mrr"].to_list() == pytest.approx([0.5, 1.0, 0.0, 1.0, 0.0, 0.0])
 
 
@@ -76,7 +85,15 @@ def test_users_without_truth_policy(backend: Backend) -> None:
     truth = {"user": [1, 2], "item": ["b", "a"], "rel": [1, 0]}
     default = evaluate(backend, recs, truth, "mrr", relevance="rel", per_user=True)
     assert default.rows() == [(1, 0.5)]
-    zero = evaluate(backend, recs, truth, ["mrr", "mean_rank"], relevance="rel", per_user=True, users_without_truth="zero")
+    zero = evaluate(
+        backend,
+        recs,
+        truth,
+        ["mrr", "mean_rank"],
+        relevance="rel",
+        per_user=True,
+        users_without_truth="zero",
+    )
     assert zero.rows() == [(1, 0.5, 2.0), (2, 0.0, None), (3, 0.0, None)]
     mean = evaluate(backend, recs, truth, "mrr", relevance="rel", users_without_truth="zero")
     assert mean["mrr"][0] == pytest.approx(0.5 / 3)
@@ -98,7 +115,12 @@ def test_tie_rules(backend: Backend, ties: str, expected_rr: float) -> None:
 
 
 def test_scores_rank_per_model(backend: Backend) -> None:
-    recs = {"model": ["a", "a", "b", "b"], "user": [1, 1, 1, 1], "item": ["x", "y", "x", "y"], "score": [1, 2, 2, 1]}
+    recs = {
+        "model": ["a", "a", "b", "b"],
+        "user": [1, 1, 1, 1],
+        "item": ["x", "y", "x", "y"],
+        "score": [1, 2, 2, 1],
+    }
     scores = evaluate(backend, recs, {"user": [1], "item": ["x"]}, "mrr", score="score", by="model")
     assert scores["mrr"].to_list() == pytest.approx([0.5, 1.0])
 
@@ -106,7 +128,9 @@ def test_scores_rank_per_model(backend: Backend) -> None:
 def test_relevance_level_and_raw_grades_for_ndcg(backend: Backend) -> None:
     recs = {"user": [1, 1, 1], "item": ["a", "b", "c"], "rank": [1, 2, 3]}
     truth = {"user": [1, 1], "item": ["a", "c"], "rel": [1, 3]}
-    scores = evaluate(backend, recs, truth, ["mrr", "recall@3", "ndcg@3"], relevance="rel", relevance_level=2)
+    scores = evaluate(
+        backend, recs, truth, ["mrr", "recall@3", "ndcg@3"], relevance="rel", relevance_level=2
+    )
     # binary metrics count only c (grade 3 >= 2): RR 1/3, recall 1/1
     # ndcg keeps both grades: dcg = 1/log2(2) + 3/log2(4) = 2.5; idcg = 3 + 1/log2(3)
     assert scores.row(0) == pytest.approx((1 / 3, 1.0, 2.5 / (3 + 1 / 1.5849625007211563)))
@@ -115,7 +139,9 @@ def test_relevance_level_and_raw_grades_for_ndcg(backend: Backend) -> None:
 def test_exponential_gain(backend: Backend) -> None:
     recs = {"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]}
     truth = {"user": [1, 1], "item": ["a", "b"], "rel": [1, 2]}
-    scores = evaluate(backend, recs, truth, ["dcg@2", "ndcg@2"], relevance="rel", gain="exponential")
+    scores = evaluate(
+        backend, recs, truth, ["dcg@2", "ndcg@2"], relevance="rel", gain="exponential"
+    )
     # dcg = 1/1 + 3/log2(3); ideal = 3/1 + 1/log2(3)
     dcg = 1 + 3 / 1.5849625007211563
     assert scores.row(0) == pytest.approx((dcg, dcg / (3 + 1 / 1.5849625007211563)))
@@ -134,7 +160,9 @@ def test_trec_preset_fills_defaults_and_explicit_values_win(backend: Backend) ->
     # default: AP@2 = 1 / min(3, 2); user 2 counts as 0 -> 0.25
     assert evaluate(backend, recs, truth, "map@2")["map@2"][0] == pytest.approx(0.25)
     # trec: AP@2 = 1/3 and user 2 (no run) is not averaged
-    assert evaluate(backend, recs, truth, "map@2", conventions="trec")["map@2"][0] == pytest.approx(1 / 3)
+    assert evaluate(backend, recs, truth, "map@2", conventions="trec")["map@2"][0] == pytest.approx(
+        1 / 3
+    )
     # trec -c: user 2 counts
     counted = evaluate(backend, recs, truth, "map@2", conventions="trec", users_without_recs="zero")
     assert counted["map@2"][0] == pytest.approx(1 / 6)
@@ -163,7 +191,12 @@ def test_unlimited_cutoffs_read_the_whole_list(backend: Backend) -> None:
 
 def test_empty_recs_score_zero(backend: Backend) -> None:
     recs = {"user": [], "item": [], "rank": []}
-    scores = evaluate(backend, {k: pl.Series(v, dtype=pl.Int64 if k != "item" else pl.String) for k, v in recs.items()}, TRUTH, ["map@5", "ndcg@5"])
+    scores = evaluate(
+        backend,
+        {k: pl.Series(v, dtype=pl.Int64 if k != "item" else pl.String) for k, v in recs.items()},
+        TRUTH,
+        ["map@5", "ndcg@5"],
+    )
     assert scores.row(0) == (0.0, 0.0)
 
 
@@ -171,7 +204,13 @@ def test_no_relevant_truth_gives_null_means(backend: Backend) -> None:
     truth = {"user": [1], "item": ["x"], "rel": [0]}
     scores = evaluate(backend, RECS, truth, ["map@5"], relevance="rel", by="model")
     assert scores.height == 0
-    single = evaluate(backend, {k: v[:2] for k, v in RECS.items() if k != "model"}, truth, "map@5", relevance="rel")
+    single = evaluate(
+        backend,
+        {k: v[:2] for k, v in RECS.items() if k != "model"},
+        truth,
+        "map@5",
+        relevance="rel",
+    )
     assert single.rows() == [(None,)]
 
 
@@ -202,13 +241,23 @@ def test_eager_lazy_and_streaming_agree() -> None:
 
 
 def test_positions_from_scores_cut_and_kept_in_input_order(backend: Backend) -> None:
-    recs = backend.frame({"user": [1, 1, 1, 2], "item": ["a", "b", "c", "a"], "score": [0.1, 0.3, 0.2, 0.5]})
+    recs = backend.frame(
+        {"user": [1, 1, 1, 2], "item": ["a", "b", "c", "a"], "score": [0.1, 0.3, 0.2, 0.5]}
+    )
     ranked = backend.polars(recs.rank.positions(2, score="score"))
     assert ranked.select("user", "item", "rank").rows() == [(1, "b", 1), (1, "c", 2), (2, "a", 1)]
 
 
 def test_positions_overwrite_an_existing_rank_and_rank_per_group(backend: Backend) -> None:
-    recs = backend.frame({"model": ["a", "a", "b", "b"], "user": [1, 1, 1, 1], "item": ["x", "y", "x", "y"], "score": [1.0, 2.0, 2.0, 1.0], "rank": [9, 9, 9, 9]})
+    recs = backend.frame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "user": [1, 1, 1, 1],
+            "item": ["x", "y", "x", "y"],
+            "score": [1.0, 2.0, 2.0, 1.0],
+            "rank": [9, 9, 9, 9],
+        }
+    )
     ranked = backend.polars(recs.rank.positions(score="score", by="model"))
     assert ranked.columns == ["model", "user", "item", "score", "rank"]
     assert ranked["rank"].to_list() == [2, 1, 1, 2]
@@ -218,7 +267,15 @@ def test_relevance_labels_every_row_and_adds_unrecommended_truth(backend: Backen
     ranked = backend.frame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
     truth = backend.frame({"user": [1, 1, 2], "item": ["b", "z", "y"], "grade": [2, 1, 3]})
     labeled = backend.polars(ranked.rank.relevance(truth, relevance="grade", relevance_level=2))
-    assert labeled.columns == ["user", "item", "rank", "grade", "is_relevant", "n_relevant", "ideal_rank"]
+    assert labeled.columns == [
+        "user",
+        "item",
+        "rank",
+        "grade",
+        "is_relevant",
+        "n_relevant",
+        "ideal_rank",
+    ]
     assert labeled.rows() == [
         (1, "a", 1, 0.0, False, 1, None),
         (1, "b", 2, 2.0, True, 1, 1),
@@ -258,5 +315,8 @@ def test_expressions_on_labeled_frames_match_evaluate() -> None:
 def test_namespace_methods_mirror_the_functions(name: str) -> None:
     function = getattr(prm, name)
     method = getattr(pl.DataFrame({"a": [1]}).rank, name)
-    assert list(inspect.signature(method).parameters) == list(inspect.signature(function).parameters)[1:]
+    assert (
+        list(inspect.signature(method).parameters)
+        == list(inspect.signature(function).parameters)[1:]
+    )
     assert method.__doc__ == function.__doc__

@@ -14,7 +14,9 @@ RECS = {"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]}
 TRUTH = {"user": [1, 2], "item": ["b", "a"]}
 
 
-def run(backend: Backend, recs: dict, truth: dict, metrics: object = "map@2", **options: object) -> pl.DataFrame:
+def run(
+    backend: Backend, recs: dict, truth: dict, metrics: object = "map@2", **options: object
+) -> pl.DataFrame:
     """Evaluate and collect (lazy data errors surface on collect)."""
     result = backend.frame(recs).rank.evaluate(backend.frame(truth), metrics, **options)
     return backend.polars(result)
@@ -26,7 +28,9 @@ def test_valid_input_passes(backend: Backend) -> None:
 
 def test_missing_recs_column_is_named_with_the_existing_ones(backend: Backend) -> None:
     recs = {"user": [1], "product": ["a"], "rank": [1]}
-    with pytest.raises(ValueError, match=r"recs is missing column 'item'.*'user', 'product', 'rank'"):
+    with pytest.raises(
+        ValueError, match=r"recs is missing column 'item'.*'user', 'product', 'rank'"
+    ):
         run(backend, recs, TRUTH)
 
 
@@ -48,7 +52,10 @@ def test_missing_by_column(backend: Backend) -> None:
 @pytest.mark.parametrize("column", ["user", "item", "rank"])
 def test_nulls_in_recs_are_counted_with_an_example(backend: Backend, column: str) -> None:
     recs = {**RECS, column: [*RECS[column][:2], None]}
-    with pytest.raises(ValueError, match=rf"recs column '{column}' \({column}\) has 1 null value\(s\); example row: .*{column}=None"):
+    with pytest.raises(
+        ValueError,
+        match=rf"recs column '{column}' \({column}\) has 1 null value\(s\); example row: .*{column}=None",
+    ):
         run(backend, recs, TRUTH)
 
 
@@ -58,18 +65,26 @@ def test_nulls_in_truth(backend: Backend) -> None:
 
 
 def test_float_ranks_are_refused(backend: Backend) -> None:
-    with pytest.raises(TypeError, match=r"recs column 'rank' \(rank\) must hold integer positions.*Float64"):
+    with pytest.raises(
+        TypeError, match=r"recs column 'rank' \(rank\) must hold integer positions.*Float64"
+    ):
         run(backend, {**RECS, "rank": [1.0, 2.0, 1.0]}, TRUTH)
 
 
 def test_ranks_below_one_are_refused(backend: Backend) -> None:
-    with pytest.raises(ValueError, match=r"recs column 'rank' \(rank\) has 2 value\(s\) below 1.*example row: user=1, item='a', rank=0"):
+    with pytest.raises(
+        ValueError,
+        match=r"recs column 'rank' \(rank\) has 2 value\(s\) below 1.*example row: user=1, item='a', rank=0",
+    ):
         run(backend, {**RECS, "rank": [0, 2, -1]}, TRUTH)
 
 
 def test_duplicate_items_in_a_list_are_refused(backend: Backend) -> None:
     recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
-    with pytest.raises(ValueError, match=r"recs has 2 rows with a duplicated \(user, item\).*duplicates='first'.*example row: user=1, item='a'"):
+    with pytest.raises(
+        ValueError,
+        match=r"recs has 2 rows with a duplicated \(user, item\).*duplicates='first'.*example row: user=1, item='a'",
+    ):
         run(backend, recs, TRUTH, "map@3")
 
 
@@ -85,30 +100,42 @@ def test_duplicates_beyond_every_cutoff_cannot_change_a_metric(backend: Backend)
 def test_duplicates_first_keeps_the_best_position(backend: Backend) -> None:
     # Kaggle convention: the repeat wastes its slot, so 'b' stays at position 3
     recs = {"user": [1, 1, 1], "item": ["a", "a", "b"], "rank": [1, 2, 3]}
-    scores = run(backend, recs, {"user": [1], "item": ["b"]}, ["mrr", "precision@3"], duplicates="first")
+    scores = run(
+        backend, recs, {"user": [1], "item": ["b"]}, ["mrr", "precision@3"], duplicates="first"
+    )
     assert scores.row(0) == pytest.approx((1 / 3, 1 / 3))
 
 
 def test_duplicates_first_with_scores_renumbers(backend: Backend) -> None:
     recs = {"user": [1, 1, 1], "item": ["a", "a", "b"], "score": [0.9, 0.8, 0.7]}
-    scores = run(backend, recs, {"user": [1], "item": ["b"]}, "mrr", score="score", duplicates="first")
+    scores = run(
+        backend, recs, {"user": [1], "item": ["b"]}, "mrr", score="score", duplicates="first"
+    )
     assert scores["mrr"][0] == pytest.approx(0.5)
 
 
 def test_two_relevant_items_at_one_position_are_refused(backend: Backend) -> None:
     recs = {"user": [1, 1], "item": ["a", "b"], "rank": [1, 1]}
-    with pytest.raises(ValueError, match=r"duplicated \(user, rank\): two items share one position"):
+    with pytest.raises(
+        ValueError, match=r"duplicated \(user, rank\): two items share one position"
+    ):
         run(backend, recs, {"user": [1, 1], "item": ["a", "b"]})
 
 
 def test_duplicate_truth_rows_are_refused(backend: Backend) -> None:
-    with pytest.raises(ValueError, match=r"truth has 2 rows with a duplicated \(user, item\).*example row: user=1, item='b'"):
+    with pytest.raises(
+        ValueError,
+        match=r"truth has 2 rows with a duplicated \(user, item\).*example row: user=1, item='b'",
+    ):
         run(backend, RECS, {"user": [1, 1], "item": ["b", "b"]})
 
 
 def test_string_against_integer_ids_is_refused(backend: Backend) -> None:
     truth = {"user": ["1", "2"], "item": ["b", "a"]}
-    with pytest.raises(TypeError, match=r"key column 'user' has dtype Int64 in recs but String in truth.*silently be 0"):
+    with pytest.raises(
+        TypeError,
+        match=r"key column 'user' has dtype Int64 in recs but String in truth.*silently be 0",
+    ):
         run(backend, RECS, truth)
 
 
@@ -123,7 +150,10 @@ def test_integer_widths_and_categoricals_still_match(backend: Backend) -> None:
 
 def test_nan_scores_are_refused(backend: Backend) -> None:
     recs = {"user": [1, 1], "item": ["a", "b"], "score": [0.5, math.nan]}
-    with pytest.raises(ValueError, match=r"recs column 'score' \(score\) has 1 NaN value\(s\); example row: user=1, item='b'"):
+    with pytest.raises(
+        ValueError,
+        match=r"recs column 'score' \(score\) has 1 NaN value\(s\); example row: user=1, item='b'",
+    ):
         run(backend, recs, TRUTH, score="score")
 
 
@@ -146,7 +176,9 @@ def test_cutoff_below_one(backend: Backend, metric: str) -> None:
 
 
 def test_unknown_metric_suggests_the_closest(backend: Backend) -> None:
-    with pytest.raises(ValueError, match=r"unknown metric 'ndgc' in 'ndgc@10'; did you mean 'ndcg'"):
+    with pytest.raises(
+        ValueError, match=r"unknown metric 'ndgc' in 'ndgc@10'; did you mean 'ndcg'"
+    ):
         run(backend, RECS, TRUTH, "ndgc@10")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
+import polars_rankmetrics as prm
 from tests.conftest import Backend
 
 TOL = 5e-7  # METRICS.md prints 6 decimals
@@ -203,8 +204,6 @@ def test_example_7_graded_ndcg(backend: Backend, gain: str, expected: float) -> 
 
 def test_worked_examples_through_expressions() -> None:
     """The same numbers from the public expressions on a labeled frame."""
-    import polars_rankmetrics as prm
-
     labeled = pl.DataFrame(EXAMPLE_1_RECS).rank.relevance(pl.DataFrame(EXAMPLE_1_TRUTH))
     scores = labeled.group_by("user").agg(
         prm.average_precision(5),

@@ -188,9 +188,7 @@ def f1(k: int, *, rank: str = "rank", relevant: str = "is_relevant") -> pl.Expr:
     return _defined(value, relevant).alias(_name("f1", k))
 
 
-def hit_rate(
-    k: int | None = None, *, rank: str = "rank", relevant: str = "is_relevant"
-) -> pl.Expr:
+def hit_rate(k: int | None = None, *, rank: str = "rank", relevant: str = "is_relevant") -> pl.Expr:
     """Hit rate@k (Hits@k, trec_eval ``success_k``): 1 if any of the top k is relevant.
 
     Examples

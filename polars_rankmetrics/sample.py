@@ -117,8 +117,9 @@ def sample_data(
     }
     recs = pl.concat(
         [
-            candidates.select(pl.lit(name).alias("model"), "user", "item", score.alias("score"))
-            .filter(pl.col("score").rank("ordinal", descending=True).over("user") <= n_recs)
+            candidates.select(
+                pl.lit(name).alias("model"), "user", "item", score.alias("score")
+            ).filter(pl.col("score").rank("ordinal", descending=True).over("user") <= n_recs)
             for name, score in scores.items()
         ]
     )

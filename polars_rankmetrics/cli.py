@@ -143,7 +143,9 @@ def _add_evaluate(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument(
         "--users-without-recs", choices=["zero", "exclude"], help="default: zero (trec: exclude)"
     )
-    command.add_argument("--users-without-truth", default="exclude", choices=["exclude", "zero"])
+    command.add_argument(
+        "--users-without-truth", default="exclude", choices=["exclude", "judged", "zero"]
+    )
     command.add_argument("--duplicates", default="error", choices=["error", "first"])
     command.add_argument("--conventions", default="default", choices=["default", "trec"])
     command.add_argument("--format", default="table", choices=["table", "csv", "json"])

@@ -31,7 +31,7 @@ from polars_rankmetrics import ranking as r
 __all__ = ["MetricSpec", "evaluate", "parse_metric"]
 
 UsersWithoutRecs = Literal["zero", "exclude"]
-UsersWithoutTruth = Literal["exclude", "zero"]
+UsersWithoutTruth = Literal["exclude", "judged", "zero"]
 Conventions = Literal["default", "trec"]
 
 # canonical name -> (needs a cutoff, accepts a cutoff)
@@ -61,9 +61,14 @@ _DEFAULTS = {
 }
 _PRESETS: dict[str, dict[str, str]] = {
     "default": {"users_without_recs": "zero"},
-    # trec_eval 10.0 without -c: AP over all relevant items, only queries with a run
-    # (its tie rule, score then docno descending, is already the default)
-    "trec": {"denominator": "relevant", "users_without_recs": "exclude"},
+    # trec_eval 10.0 without -c: AP over all relevant items, only queries with a run,
+    # and a judged query without relevant documents scores 0 (num_q counts it);
+    # its tie rule, score then docno descending, is already the default
+    "trec": {
+        "denominator": "relevant",
+        "users_without_recs": "exclude",
+        "users_without_truth": "judged",
+    },
 }
 
 
@@ -235,18 +240,22 @@ def evaluate(
         score 0 and count, as trec_eval ``-c``) or ``"exclude"``. ``None``
         (default) means ``"zero"``, or ``"exclude"`` under ``conventions="trec"``.
     users_without_truth
-        Users with recommendations but no relevant truth, for whom recall, AP
-        and NDCG are undefined: ``"exclude"`` (default; trec_eval, H&M) or
-        ``"zero"`` (score 0 and count; Santander).
+        Users without relevant truth, for whom recall, AP and NDCG are
+        undefined: ``"exclude"`` (default; H&M), ``"judged"`` (those with
+        truth rows, all non-relevant, score 0 and count: trec_eval) or
+        ``"zero"`` (those with recommendations or truth rows score 0 and
+        count; Santander). ``users_without_recs="exclude"`` still leaves out
+        users without recommendations.
     duplicates
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
         best position). Lists are checked up to the largest cutoff requested:
         a repeat further down cannot change any metric asked for.
     conventions
         ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
-        ``"relevant"``, only users with recommendations, ties by item id
-        descending, the default anyway). A preset fills each convention left at
-        its default; pass ``users_without_recs="zero"`` for trec_eval ``-c``.
+        ``"relevant"``, only users with recommendations, judged users without
+        relevant items count as 0, ties by item id descending, the default
+        anyway). A preset fills each convention left at its default; pass
+        ``users_without_recs="zero"`` for trec_eval ``-c``.
 
     Returns
     -------
@@ -258,7 +267,8 @@ def evaluate(
     Evaluated users are the users of the truth with at least one relevant
     item (per ``by`` group), subject to ``users_without_recs``, plus, with
     ``users_without_truth="zero"``, users recommended something without any
-    relevant truth. ``mean_rank`` averages only the users whose first relevant
+    relevant truth (``"judged"``: users with truth rows but no relevant one).
+    ``mean_rank`` averages only the users whose first relevant
     item was recommended; ``pooled_recall@k`` is ``sum(hits) / sum(min(k, m_u))``
     (OTTO), per user ``hits / min(k, m_u)``.
 
@@ -299,7 +309,7 @@ def evaluate(
     v.check_literal(resolved["gain"], m.GAINS, name="gain")
     v.check_literal(resolved["users_without_recs"], ("zero", "exclude"), name="users_without_recs")
     v.check_literal(
-        resolved["users_without_truth"], ("exclude", "zero"), name="users_without_truth"
+        resolved["users_without_truth"], ("exclude", "judged", "zero"), name="users_without_truth"
     )
     conv = _Conventions(
         cast("m.Denominator", resolved["denominator"]),
@@ -318,6 +328,7 @@ def evaluate(
     result = _scores(
         labeled,
         recs_lf,
+        _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
         spec=recs_spec,
         truth_spec=truth_spec,
         specs=specs,
@@ -367,9 +378,20 @@ def _labeled(
     return relevant_truth.join(ranked, on=[*spec.list_keys, spec.item], how="left")
 
 
+def _judged_users(
+    recs: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+) -> pl.LazyFrame:
+    """Every (by..., user) with at least one truth row, whatever its grade."""
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    users = truth.select(*truth_spec.shared_by, spec.user).unique()
+    judged = r.expand_over_groups(users, recs, recs_only_by, truth_spec.shared_by)
+    return judged.select(spec.list_keys)
+
+
 def _scores(
     labeled: pl.LazyFrame,
     recs: pl.LazyFrame,
+    judged: pl.LazyFrame,
     *,
     spec: r.RecsSpec,
     truth_spec: r.TruthSpec,
@@ -394,8 +416,13 @@ def _scores(
     users_with_recs = recs.select(list_keys).unique()
     if conv.users_without_recs == "exclude":
         scores = scores.join(users_with_recs, on=list_keys, how="semi")
-    if conv.users_without_truth == "zero":
-        unjudged = users_with_recs.join(scores, on=list_keys, how="anti")
+    if conv.users_without_truth != "exclude":
+        counted = judged
+        if conv.users_without_truth == "zero":
+            counted = pl.concat([users_with_recs, judged]).unique()
+        if conv.users_without_recs == "exclude":
+            counted = counted.join(users_with_recs, on=list_keys, how="semi")
+        unjudged = counted.join(scores, on=list_keys, how="anti")
         zeros = [
             pl.lit(None if metric.name == "mean_rank" else 0.0, pl.Float64).alias(name)
             for metric in specs

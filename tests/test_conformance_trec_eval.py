@@ -196,26 +196,7 @@ DIRECT = {
     "complete": {"users_without_recs": "zero"},
     "comment": {},
 }
-KNOWN_CORE_GAPS = {
-    "complete": "core: conventions='trec' replaces an explicit users_without_recs='zero' "
-    "(trec_eval -c) by 'exclude' because 'zero' is the default value",
-    "comment": "core: evaluate leaves out a judged query without relevant documents "
-    "(2024-36302); trec_eval scores it 0 and counts it (num_q = 31)",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(reason=KNOWN_CORE_GAPS[name], strict=True)
-            if name in KNOWN_CORE_GAPS
-            else (),
-        )
-        for name in DIRECT
-    ],
-)
+@pytest.mark.parametrize("name", list(DIRECT))
 def test_evaluate_trec_conventions_give_trec_evals_means(name: str) -> None:
     case = CASES[name]
     expected = {

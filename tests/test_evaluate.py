@@ -320,3 +320,22 @@ def test_namespace_methods_mirror_the_functions(name: str) -> None:
         == list(inspect.signature(function).parameters)[1:]
     )
     assert method.__doc__ == function.__doc__
+
+
+def test_judged_users_without_relevant_items(backend: Backend) -> None:
+    # user 1: one relevant hit; user 2: judged, nothing relevant, has recs;
+    # user 3: judged, nothing relevant, no recs; user 4: recs but no truth rows
+    recs = {"user": [1, 2, 4], "item": ["a", "a", "a"], "rank": [1, 1, 1]}
+    truth = {"user": [1, 2, 3], "item": ["a", "a", "b"], "rel": [1, 0, 0]}
+    judged = evaluate(
+        backend, recs, truth, "mrr", relevance="rel", per_user=True, users_without_truth="judged"
+    )
+    assert judged.rows() == [(1, 1.0), (2, 0.0), (3, 0.0)]
+    # trec_eval without -c: only judged users that have a run
+    trec = evaluate(backend, recs, truth, "mrr", relevance="rel", per_user=True, conventions="trec")
+    assert trec.rows() == [(1, 1.0), (2, 0.0)]
+    # "zero" also counts users with recommendations and no truth rows at all
+    zero = evaluate(
+        backend, recs, truth, "mrr", relevance="rel", per_user=True, users_without_truth="zero"
+    )
+    assert zero.rows() == [(1, 1.0), (2, 0.0), (3, 0.0), (4, 0.0)]

@@ -51,9 +51,23 @@ def test_repeated_prediction_keeps_the_first_and_wastes_the_slot() -> None:
     sub = read_submission(csv("id,items", "u,A B A C"))
     assert sub.rows() == [("u", "A", 1), ("u", "B", 2), ("u", "C", 4)]
     with pytest.raises(
-        ValueError, match=r"line 2: submission item 'A' listed twice for id 'u': 'u,A B A C'"
+        ValueError, match=r"line 2: submission item 'A' listed twice for this id: 'u,A B A C'"
     ):
         read_submission(csv("id,items", "u,A B A C"), duplicates="error")
+
+
+def test_long_layout_repeats() -> None:
+    text = csv("id,country", "u1,US", "u2,US", "u1,FR", "u1,US", "u1,IT")
+    assert read_submission(text).rows() == [
+        ("u1", "US", 1),
+        ("u2", "US", 1),
+        ("u1", "FR", 2),
+        ("u1", "IT", 4),
+    ]
+    with pytest.raises(
+        ValueError, match=r"line 5: submission item listed again for this id \(first on line 2\)"
+    ):
+        read_submission(text, duplicates="error")
 
 
 def test_long_submission_rank_is_row_order() -> None:

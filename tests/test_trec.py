@@ -349,8 +349,8 @@ def test_readers_plug_into_evaluate() -> None:
     result = prm.evaluate(
         run, qrels, ["map", "mrr"], score="score", relevance="rel", conventions="trec"
     )
-    # evaluate leaves out q2 (no relevant document); trec_eval would count it as 0
-    assert result.row(0) == pytest.approx((1 / 6, 1 / 3))
+    # q2 is judged but has no relevant document: trec_eval, and so the preset, count it as 0
+    assert result.row(0) == pytest.approx((1 / 12, 1 / 6))
 
 
 @pytest.mark.parametrize("level", [1, 2])

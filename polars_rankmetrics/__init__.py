@@ -5,6 +5,7 @@ and ``LazyFrame`` (and, when pandas is installed, the ``df.rank.<method>``
 accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 """
 
+from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
@@ -41,4 +42,4 @@ __all__ = [
     "relevance",
 ]
 
-del _namespace
+del _namespace, _pandas_hook

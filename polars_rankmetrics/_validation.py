@@ -179,7 +179,8 @@ class DataCheck:
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
-    bad = check.bad.fill_null(value=True)
+    # a null is its own problem (null_checks), not also a NaN or a rank below 1
+    bad = check.bad.fill_null(value=False)
     # one scalar per shown column: a struct of whole columns would be built for every row
     example = [pl.col(name).filter(bad).first() for name in check.show]
     return [

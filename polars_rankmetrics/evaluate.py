@@ -407,12 +407,16 @@ def _scores(
         for expression in _metric_expr(metric, conv, spec.rank, truth_spec.grade, r.IS_RELEVANT)
     ]
     n_relevant = pl.col(r.IS_RELEVANT).sum().alias("__n_relevant")
-    scores = (
-        labeled.group_by(list_keys)
-        .agg(n_relevant, *expressions)
-        .filter(pl.col("__n_relevant") > 0)
-        .drop("__n_relevant")
-    )
+    scores = labeled.group_by(list_keys).agg(n_relevant, *expressions)
+    if conv.users_without_truth == "exclude":
+        scores = scores.filter(pl.col("__n_relevant") > 0)
+    else:
+        # no relevant item: the binary metrics score 0, graded ones keep their value
+        filled = [
+            name for metric in specs if metric.name != "mean_rank" for name in _output_names(metric)
+        ]
+        scores = scores.with_columns(pl.col(filled).fill_null(0.0))
+    scores = scores.drop("__n_relevant")
     users_with_recs = recs.select(list_keys).unique()
     if conv.users_without_recs == "exclude":
         scores = scores.join(users_with_recs, on=list_keys, how="semi")
@@ -455,5 +459,6 @@ def _mean(metric: MetricSpec) -> pl.Expr:
     if metric.name == "pooled_recall":
         # OTTO: pooled over users, sum(hits) / sum(min(k, m_u)), not a mean of ratios
         hits, cap = (pl.col(name) for name in _output_names(metric))
-        return (hits.sum() / cap.sum()).alias(metric.label)
+        # no evaluated user: null like every other mean, not 0/0 = NaN
+        return pl.when(cap.sum() > 0).then(hits.sum() / cap.sum()).alias(metric.label)
     return pl.col(metric.label).mean()

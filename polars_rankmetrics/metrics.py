@@ -19,8 +19,10 @@ reads them, so :func:`polars_rankmetrics.evaluate` leaves them out.
 
 Every metric is null for a user with no relevant item (``m_u = 0``): recall,
 AP and NDCG are undefined there, and the other metrics follow so that a mean
-always runs over the same users. ``evaluate(users_without_truth=...)`` decides
-whether such users are left out or scored 0.
+always runs over the same users. NDCG and DCG are the exception when a
+relevance level leaves graded items below it: they read the raw grades, so they
+are defined whenever some grade is positive. ``evaluate(users_without_truth=...)``
+decides whether users without a relevant item are left out or scored 0.
 """
 
 from __future__ import annotations
@@ -427,7 +429,9 @@ def dcg(
     """
     k = check_cutoff(k)
     check_literal(gain, GAINS, name="gain")
-    return _defined(_dcg(k, gain, rank, relevance), relevant).alias(_name("dcg", k))
+    graded = (pl.col(relevance) > 0).any()
+    value = pl.when(graded).then(_dcg(k, gain, rank, relevance))
+    return value.alias(_name("dcg", k))
 
 
 def ndcg(
@@ -448,7 +452,8 @@ def ndcg(
     Notes
     -----
     With a relevance level, binary relevance (which users count) follows the
-    level while the gains use the raw grades, as trec_eval ``-l`` does.
+    level while the gains use the raw grades, as trec_eval ``-l`` does. NDCG
+    (and DCG) are therefore null only for users without any positive grade.
 
     Examples
     --------
@@ -478,8 +483,10 @@ def ndcg(
     k = check_cutoff(k)
     check_literal(gain, GAINS, name="gain")
     ideal = _ideal_dcg(k, gain, relevance, ideal_rank)
-    value = pl.when(ideal > 0).then(_dcg(k, gain, rank, relevance) / ideal).otherwise(0.0)
-    return _defined(value, relevant).alias(_name("ndcg", k))
+    # defined wherever the truth grades something above 0, even below the relevance
+    # level: trec_eval -l scores ndcg on the raw grades of such a query
+    value = pl.when(ideal > 0).then(_dcg(k, gain, rank, relevance) / ideal)
+    return value.alias(_name("ndcg", k))
 
 
 def _required_cutoff(k: object, metric: str) -> int:

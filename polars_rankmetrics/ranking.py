@@ -422,7 +422,8 @@ def relevance(
     -----
     Users of the truth without recommendations appear with null ranks and so
     score 0; users without relevant truth get ``n_relevant = 0`` and null
-    metrics. Rows are sorted by (by..., user, rank) with unrecommended items last.
+    metrics. Rows are sorted by (by..., user, rank, item) with unrecommended
+    items last.
 
     Examples
     --------
@@ -474,7 +475,7 @@ def relevance(
             pl.col(IS_RELEVANT).sum().over(spec.list_keys).cast(pl.UInt32).alias(N_RELEVANT)
         )
         .select(*schema.names(), *added)
-        .sort([*spec.list_keys, rank], nulls_last=True)
+        .sort([*spec.list_keys, rank, item], nulls_last=True)
     )
     checks.extend(list_checks(recs_lf, spec))
     return like(recs, v.guard(labeled, checks))

@@ -459,6 +459,20 @@ def test_import_does_not_import_pandas_but_registers_when_pandas_comes() -> None
     )
 
 
+def test_importing_the_adapter_first_registers_once() -> None:
+    # The adapter's own `import pandas` fires the hook while the adapter is half-imported.
+    assert_runs(
+        """
+        import sys
+        from polars_rankmetrics import pandas as prm_pd
+        import pandas as pd
+        assert pd.DataFrame().rank.relevance
+        assert prm_pd.register() is True
+        assert not [f for f in sys.meta_path if "polars_rankmetrics" in type(f).__module__]
+        """
+    )
+
+
 def test_probing_for_pandas_does_not_disarm_the_hook() -> None:
     assert_runs(
         """

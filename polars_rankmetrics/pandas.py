@@ -1,0 +1,537 @@
+"""The pandas adapter: ``df.rank.evaluate`` and friends on pandas frames.
+
+With pandas installed, ``import polars_rankmetrics`` makes the metric
+functions available as ``df.rank.evaluate(...)``, ``df.rank.positions(...)``
+and ``df.rank.relevance(...)`` on every pandas ``DataFrame``, while
+``df.rank(...)`` **stays pandas' own** :meth:`pandas.DataFrame.rank`: same
+results, signature, docstring, ``help`` and ``repr``; ``pd.DataFrame.rank``
+(class level), ``Series.rank``, ``df.transform("rank")`` and
+``df.groupby(...).rank()`` are untouched.
+
+Each method forwards to the function of the same name in this module, which
+is also the way to call them from typed code (type checkers see ``df.rank``
+as pandas' method only). The computation runs in Polars: frames go through
+Arrow and come back as pandas frames, with the dtypes of the input columns.
+
+How the name is shared: ``pandas.DataFrame.rank`` becomes a descriptor whose
+class-level value is pandas' function itself and whose value on a frame is a
+bound method (``types.MethodType``) of pandas' function wrapped in a small
+callable that also carries the metric methods. If something other than pandas
+already replaced ``DataFrame.rank``, it is left alone and a
+:class:`RankAccessorWarning` says so once.
+
+Examples
+--------
+>>> import pandas as pd
+>>> import polars_rankmetrics
+>>> recs = pd.DataFrame({
+...     "user": ["001"] * 5 + ["002"] * 5,
+...     "item": ["A", "B", "C", "D", "E", "A", "C", "E", "B", "D"],
+...     "rank": [1, 2, 3, 4, 5] * 2,
+... })
+>>> truth = pd.DataFrame({"user": ["001", "001", "001", "002", "002", "002"],
+...                       "item": ["B", "D", "Z"] * 2})
+>>> recs.rank.evaluate(truth, ["map@5", "ndcg@5", "mrr"])
+   map@5    ndcg@5    mrr
+0  0.275  0.440919  0.375
+>>> recs[["rank"]].rank(method="dense", ascending=False).head(3)  # pandas' own rank
+   rank
+0   5.0
+1   4.0
+2   3.0
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import types
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+try:
+    import pandas as pd
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess
+    raise ImportError(
+        "polars_rankmetrics.pandas needs pandas and pyarrow: "
+        "pip install 'polars_rankmetrics[pandas]'"
+    ) from exc
+
+from polars_rankmetrics import _arrow
+from polars_rankmetrics import metrics as _metrics
+from polars_rankmetrics import ranking as _ranking
+
+# By name: the package attribute `evaluate` is the function, not this module.
+from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.evaluate import evaluate as _core_evaluate
+
+__all__ = [
+    "RankAccessorWarning",
+    "evaluate",
+    "positions",
+    "register",
+    "relevance",
+    "unregister",
+]
+
+_NAME = "rank"
+_METHODS = ("evaluate", "positions", "relevance")
+_ROW = "__prm_pandas_row"
+
+
+class RankAccessorWarning(UserWarning):
+    """``pandas.DataFrame.rank`` was replaced by someone else; the accessor is not installed."""
+
+
+# ---------------------------------------------------------------------------
+# Functions on pandas frames (the accessor methods forward to these)
+# ---------------------------------------------------------------------------
+
+
+def _check_index_roles(frame: pd.DataFrame, name: str, columns: Sequence[str | None]) -> None:
+    # A role column kept in the index (df.set_index("user")) is the likeliest way a
+    # pandas user meets "missing column"; say where it is and how to fix it.
+    levels = {level for level in frame.index.names if level is not None}
+    for column in columns:
+        if column is not None and column not in frame.columns and column in levels:
+            raise ValueError(
+                f"{name} has no column {column!r}: it is an index level. The adapter reads "
+                f"columns only; move it out of the index first: {name}.reset_index()"
+            )
+
+
+def _truth_to_polars(truth: object) -> tuple[pl.DataFrame | pl.LazyFrame, list[_arrow.Source]]:
+    if isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
+        return truth, []
+    converted = _arrow.to_polars(truth, name="truth")
+    return converted, [(truth, converted.schema)]
+
+
+def positions(
+    recs: pd.DataFrame,
+    k: int | None = None,
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    ties: _ranking.Ties = "item_desc",
+    duplicates: _ranking.Duplicates = "error",
+    by: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Rank positions per user (1 = top) of a pandas frame, optionally cut to the top k.
+
+    The pandas twin of :func:`polars_rankmetrics.positions`, also available as
+    ``recs.rank.positions(...)``.
+
+    Parameters
+    ----------
+    recs : pandas.DataFrame
+        Long-format recommendations, one row per (user, item).
+    k, user, item, rank, score, ties, duplicates, by
+        As in :func:`polars_rankmetrics.positions`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The kept rows of ``recs`` in their order **with their index labels**,
+        plus the rank column (``uint32`` when derived from ``score``).
+
+    Notes
+    -----
+    Input columns keep their pandas dtype. Columns are read from the columns
+    only, never from the index. ``recs`` is not modified.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from polars_rankmetrics import pandas as prm_pd
+    >>> recs = pd.DataFrame(
+    ...     {"user": [1, 1, 1, 2], "item": ["a", "b", "c", "a"], "score": [0.2, 0.9, 0.2, 0.5]},
+    ...     index=[10, 11, 12, 13],
+    ... )
+    >>> prm_pd.positions(recs, 2, score="score")
+        user item  score  rank
+    11     1    b    0.9     1
+    12     1    c    0.2     2
+    13     2    a    0.5     1
+    """
+    frame = _arrow.to_polars(recs, name="recs")
+    roles = [user, item, score, rank if score is None else None, *_ranking.as_list(by)]
+    _check_index_roles(recs, "recs", roles)
+    row = _arrow.unused_name(frame.columns, _ROW)
+    result = _ranking.positions(
+        frame.with_row_index(row), k, user=user, item=item, rank=rank, score=score, ties=ties,
+        duplicates=duplicates, by=by,
+    )  # fmt: skip
+    index = recs.index.take(result.get_column(row).to_numpy())
+    return _arrow.to_pandas(result.drop(row), [(recs, frame.schema)], index=index)
+
+
+def relevance(
+    recs: pd.DataFrame,
+    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    relevance: str | None = None,
+    relevance_level: float | None = None,
+    by: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Label ranked recommendations of a pandas frame with the truth.
+
+    The pandas twin of :func:`polars_rankmetrics.relevance`, also available as
+    ``recs.rank.relevance(truth, ...)``: every recommendation row plus one row
+    per relevant truth item that was not recommended, with the columns
+    ``rel`` (or ``relevance``), ``is_relevant`` and ``n_relevant`` added.
+
+    Parameters
+    ----------
+    recs : pandas.DataFrame
+        Ranked recommendations.
+    truth : pandas.DataFrame, polars.DataFrame or polars.LazyFrame
+        One row per judged (user, item).
+    user, item, rank, relevance, relevance_level, by
+        As in :func:`polars_rankmetrics.relevance`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by (by..., user, rank) with a fresh ``RangeIndex`` (the added
+        truth rows have no label in ``recs``). Input columns keep their pandas
+        dtype; an integer column of ``recs`` that is missing on the added rows
+        (``rank``) becomes the matching nullable dtype (``Int64``...).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from polars_rankmetrics import pandas as prm_pd
+    >>> ranked = pd.DataFrame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
+    >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": ["b", "z", "y"]})
+    >>> prm_pd.relevance(ranked, truth)
+       user item  rank  rel  is_relevant  n_relevant  ideal_rank
+    0     1    a     1  0.0        False           2        <NA>
+    1     1    b     2  1.0         True           2           1
+    2     1    z  <NA>  1.0         True           2           2
+    3     2    y  <NA>  1.0         True           1           1
+    """
+    frame = _arrow.to_polars(recs, name="recs")
+    _check_index_roles(recs, "recs", [user, item, rank, *_ranking.as_list(by)])
+    truth_frame, truth_sources = _truth_to_polars(truth)
+    if truth_sources:
+        _check_index_roles(truth_sources[0][0], "truth", [user, item, relevance])
+    result = _ranking.relevance(
+        frame, truth_frame, user=user, item=item, rank=rank, relevance=relevance,
+        relevance_level=relevance_level, by=by,
+    )  # fmt: skip
+    return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
+
+
+def evaluate(
+    recs: pd.DataFrame,
+    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+    metrics: str | Sequence[str],
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str | None = None,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+    denominator: _metrics.Denominator = "min_k",
+    gain: _metrics.Gain = "linear",
+    ties: _ranking.Ties = "item_desc",
+    relevance_level: float | None = None,
+    users_without_recs: UsersWithoutRecs | None = None,
+    users_without_truth: UsersWithoutTruth = "exclude",
+    duplicates: _ranking.Duplicates = "error",
+    conventions: Conventions = "default",
+) -> pd.DataFrame:
+    """Evaluate recommendations in a pandas frame against the truth.
+
+    The pandas twin of :func:`polars_rankmetrics.evaluate`, also available as
+    ``recs.rank.evaluate(truth, metrics, ...)``; the numbers are the same.
+
+    Parameters
+    ----------
+    recs : pandas.DataFrame
+        Long-format recommendations with a ``rank`` or a ``score`` column.
+    truth : pandas.DataFrame, polars.DataFrame or polars.LazyFrame
+        One row per judged (user, item), optionally with graded relevance.
+    metrics : str or sequence of str
+        Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
+    user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
+relevance_level, users_without_recs, users_without_truth, duplicates, conventions
+        As in :func:`polars_rankmetrics.evaluate`, which documents every
+        convention and which users are averaged.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One ``float64`` column per metric string, named exactly as given,
+        after the ``by`` columns (and ``user`` with ``per_user=True``), which
+        keep their pandas dtype. The index is a fresh ``RangeIndex``; use
+        ``.set_index(...)`` for labelled rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from polars_rankmetrics import pandas as prm_pd
+    >>> recs = pd.DataFrame({
+    ...     "model": ["a"] * 5 + ["b"] * 5,
+    ...     "user": [1] * 10,
+    ...     "item": ["A", "B", "C", "D", "E", "A", "C", "E", "B", "D"],
+    ...     "rank": [1, 2, 3, 4, 5] * 2,
+    ... })
+    >>> truth = pd.DataFrame({"user": [1, 1, 1], "item": ["B", "D", "Z"]})
+    >>> prm_pd.evaluate(recs, truth, ["map@5", "mrr", "precision@5"], by="model")
+      model     map@5   mrr  precision@5
+    0     a  0.333333  0.50          0.4
+    1     b  0.216667  0.25          0.4
+    """
+    frame = _arrow.to_polars(recs, name="recs")
+    roles = [user, item, score or rank, *_ranking.as_list(by)]
+    _check_index_roles(recs, "recs", roles)
+    truth_frame, truth_sources = _truth_to_polars(truth)
+    if truth_sources:
+        _check_index_roles(truth_sources[0][0], "truth", [user, item, relevance])
+    result = _core_evaluate(
+        frame, truth_frame, metrics, user=user, item=item, rank=rank, score=score,
+        relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
+        ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
+        users_without_truth=users_without_truth, duplicates=duplicates,
+        conventions=conventions,
+    )  # fmt: skip
+    return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
+
+
+# ---------------------------------------------------------------------------
+# df.rank: pandas' method, plus the metric methods
+# ---------------------------------------------------------------------------
+
+
+class _FrameRank:
+    # The ``__func__`` of the bound method that ``df.rank`` returns. Calling it calls
+    # pandas' function; what functools.update_wrapper would copy (and any other dunder
+    # attribute) is read from pandas' function, so that inspect.signature, help(), repr
+    # and pickle see pandas' method. The metric methods are the only additions.
+
+    __slots__ = ("_descriptor", "_frame")
+
+    def __init__(self, frame: pd.DataFrame, descriptor: _RankDescriptor) -> None:
+        self._frame = frame
+        self._descriptor = descriptor
+
+    def __call__(self, frame: pd.DataFrame, /, *args: Any, **kwargs: Any) -> Any:
+        return self._descriptor.original(frame, *args, **kwargs)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._descriptor.original.__doc__  # type: ignore[no-any-return]
+
+    @property
+    def __module__(self) -> str:  # type: ignore[override]
+        return self._descriptor.original.__module__  # type: ignore[no-any-return]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self._descriptor.signature()
+
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        # What dir(df.rank) lists besides the method's own attributes: tab completion.
+        return {name: getattr(self, name) for name in _METHODS}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            return getattr(self._descriptor.original, name)
+        close = difflib.get_close_matches(name, _METHODS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise AttributeError(
+            f"DataFrame.rank has no attribute {name!r}: it is pandas' rank method, with "
+            f"the metric methods {', '.join(_METHODS)}{hint}"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        # df.rank == df.rank, as for any bound method.
+        return (
+            isinstance(other, _FrameRank)
+            and other._frame is self._frame
+            and other._descriptor.original is self._descriptor.original
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._descriptor.original)
+
+    def positions(
+        self,
+        k: int | None = None,
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        ties: _ranking.Ties = "item_desc",
+        duplicates: _ranking.Duplicates = "error",
+        by: str | Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        return positions(
+            self._frame, k, user=user, item=item, rank=rank, score=score, ties=ties,
+            duplicates=duplicates, by=by,
+        )  # fmt: skip
+
+    def relevance(
+        self,
+        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        relevance: str | None = None,
+        relevance_level: float | None = None,
+        by: str | Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        return _relevance(
+            self._frame, truth, user=user, item=item, rank=rank, relevance=relevance,
+            relevance_level=relevance_level, by=by,
+        )  # fmt: skip
+
+    def evaluate(
+        self,
+        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+        metrics: str | Sequence[str],
+        *,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        relevance: str | None = None,
+        by: str | Sequence[str] | None = None,
+        per_user: bool = False,
+        denominator: _metrics.Denominator = "min_k",
+        gain: _metrics.Gain = "linear",
+        ties: _ranking.Ties = "item_desc",
+        relevance_level: float | None = None,
+        users_without_recs: UsersWithoutRecs | None = None,
+        users_without_truth: UsersWithoutTruth = "exclude",
+        duplicates: _ranking.Duplicates = "error",
+        conventions: Conventions = "default",
+    ) -> pd.DataFrame:
+        return evaluate(
+            self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
+            relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
+            ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
+            users_without_truth=users_without_truth, duplicates=duplicates,
+            conventions=conventions,
+        )  # fmt: skip
+
+
+_relevance = relevance  # the method's parameter named `relevance` shadows the function
+_FrameRank.positions.__doc__ = positions.__doc__
+_FrameRank.relevance.__doc__ = relevance.__doc__
+_FrameRank.evaluate.__doc__ = evaluate.__doc__
+
+
+class _RankDescriptor:
+    """``pandas.DataFrame.rank`` while the accessor is registered.
+
+    On the class (``pd.DataFrame.rank``) it is pandas' original function,
+    unchanged; on a frame it is that function bound to the frame, with the
+    metric methods added (see :class:`_FrameRank`). Like a function, it is a
+    non-data descriptor.
+    """
+
+    # Recognised by name as well as by class, so that a reloaded module stays idempotent.
+    polars_rankmetrics_rank_accessor = True
+
+    __slots__ = ("_signature", "original", "replaced_own")
+
+    def __init__(self, original: Any, *, replaced_own: bool) -> None:
+        self.original = original
+        # Whether DataFrame itself defined rank (else it was inherited from NDFrame).
+        self.replaced_own = replaced_own
+        self._signature: inspect.Signature | None = None
+
+    def signature(self) -> inspect.Signature:
+        """The signature of pandas' function (computed once, on first use)."""
+        if self._signature is None:
+            self._signature = inspect.signature(self.original)
+        return self._signature
+
+    def __get__(self, frame: pd.DataFrame | None, owner: type | None = None) -> Any:
+        if frame is None:
+            return self.original
+        return types.MethodType(_FrameRank(frame, self), frame)
+
+
+def _is_ours(attribute: object) -> bool:
+    return bool(getattr(type(attribute), "polars_rankmetrics_rank_accessor", False))
+
+
+def _is_pandas_rank(attribute: object) -> bool:
+    # pandas' own function: a plain function *defined* in pandas (its globals are a pandas
+    # module's). A wrapper made elsewhere with functools.wraps copies __module__ but not
+    # __globals__, and pandas' own accessors are not functions.
+    if not isinstance(attribute, types.FunctionType) or attribute.__name__ != _NAME:
+        return False
+    module = str(attribute.__globals__.get("__name__", ""))
+    return module == "pandas" or module.startswith("pandas.")
+
+
+_warned_conflict = False
+
+
+def register() -> bool:
+    """Install ``df.rank.<method>`` on ``pandas.DataFrame``; idempotent.
+
+    Importing :mod:`polars_rankmetrics` (or this module) calls it. When
+    ``DataFrame.rank`` is not pandas' own function any more (another library,
+    or a future pandas, replaced it), it is left alone and a
+    :class:`RankAccessorWarning` is emitted, once per process.
+
+    Returns
+    -------
+    bool
+        Whether the accessor is in place.
+    """
+    global _warned_conflict  # noqa: PLW0603 - warn once per process, whatever calls us
+    if _is_ours(pd.DataFrame.__dict__.get(_NAME)):
+        return True
+    current = inspect.getattr_static(pd.DataFrame, _NAME, None)
+    if not _is_pandas_rank(current):
+        if not _warned_conflict:
+            _warned_conflict = True
+            warnings.warn(
+                f"pandas.DataFrame.rank is not pandas' own method (it is {current!r}); "
+                "polars_rankmetrics leaves it as it is, so df.rank.evaluate/positions/"
+                "relevance are not available: call polars_rankmetrics.pandas.evaluate(df, ...) "
+                "and the other functions of that module instead",
+                RankAccessorWarning,
+                stacklevel=2,
+            )
+        return False
+    descriptor = _RankDescriptor(current, replaced_own=_NAME in pd.DataFrame.__dict__)
+    setattr(pd.DataFrame, _NAME, descriptor)
+    return True
+
+
+def unregister() -> None:
+    """Give ``pandas.DataFrame.rank`` back exactly as it was before :func:`register`.
+
+    A no-op when the accessor is not installed.
+    """
+    current = pd.DataFrame.__dict__.get(_NAME)
+    if not _is_ours(current):
+        return
+    if current.replaced_own:
+        setattr(pd.DataFrame, _NAME, current.original)
+    else:
+        delattr(pd.DataFrame, _NAME)
+
+
+register()

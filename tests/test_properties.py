@@ -2,11 +2,12 @@
 
 Hypothesis builds recommendation and truth frames with the awkward cases the
 metrics must get right: tied scores (including -0.0 against 0.0), graded
-relevance with 0 and negative grades, users only in the recommendations or only
-in the truth, integer and string ids (and integer ids of different widths),
-several models and folds, empty frames, rank gaps and repeated items. Every
-convention of ``evaluate`` is drawn too. ``tests/textbook.py`` is written from
-METRICS.md alone, so agreement means the package matches the spec.
+relevance (integer or float) with 0 and negative grades, users only in the
+recommendations or only in the truth, integer and string ids (and integer ids
+of different widths), several models and folds, empty frames, rank gaps and
+repeated items. Every convention of ``evaluate`` is drawn too.
+``tests/textbook.py`` is written from METRICS.md alone, so agreement means the
+package matches the spec.
 
 Run more examples with ``PRM_HYPOTHESIS_PROFILE=thorough pytest tests/test_properties.py``.
 """
@@ -19,13 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
-import pytest
-import textbook
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
+from tests import textbook
 
 # Profiles for these tests only (nothing global is loaded): "fast" keeps the
 # default run of this file well under a minute, "thorough" is for a nightly run.
@@ -92,17 +92,22 @@ class Case:
     def __repr__(self) -> str:
         # a failing example prints as code that rebuilds it
         return (
-            f"Case(metrics={self.metrics!r}, kwargs={self.kwargs!r},\n"
-            f"  recs=pl.DataFrame({self.recs.to_dict(as_series=False)!r}, schema={dict(self.recs.schema)!r}),\n"
-            f"  truth=pl.DataFrame({self.truth.to_dict(as_series=False)!r}, schema={dict(self.truth.schema)!r}))"
+            f"Case(\n    recs={frame_code(self.recs)},\n    truth={frame_code(self.truth)},\n"
+            f"    metrics={self.metrics!r},\n    kwargs={self.kwargs!r},\n)"
         )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # used by hypothesis
         printer.text(repr(self))
 
 
+def frame_code(frame: pl.DataFrame) -> str:
+    schema = ", ".join(f"{name!r}: pl.{dtype!r}" for name, dtype in frame.schema.items())
+    return f"pl.DataFrame({frame.to_dict(as_series=False)!r}, schema={{{schema}}})"
+
+
 SCORES = st.sampled_from([-1.0, -0.0, 0.0, 0.5, 1.0, 1.0, 2.0, 2.5, 3.0])
 GRADES = st.sampled_from([-1, 0, 1, 1, 2, 3])
+FLOAT_GRADES = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 2.5])
 
 
 @st.composite
@@ -120,6 +125,7 @@ def cases(draw: st.DrawFn) -> Case:
     use_score = draw(st.booleans())
     integer_scores = use_score and draw(st.booleans())
     graded = draw(st.booleans())
+    float_grades = graded and draw(st.booleans())
     duplicates = draw(st.sampled_from(["error", "error", "first"]))
     gaps = not use_score and draw(st.booleans())
 
@@ -144,7 +150,10 @@ def cases(draw: st.DrawFn) -> Case:
             present = draw(st.integers(0, 4)) > 0
             judged = draw(
                 st.dictionaries(
-                    st.integers(0, 9), GRADES, min_size=int(present), max_size=5 * present
+                    st.integers(0, 9),
+                    FLOAT_GRADES if float_grades else GRADES,
+                    min_size=int(present),
+                    max_size=5 * present,
                 )
             )
             for i, grade in judged.items():
@@ -179,7 +188,7 @@ def cases(draw: st.DrawFn) -> Case:
                     values = list(range(1, 16) if gaps else range(1, len(items) + 1))
                     shuffle(values)
                     values = values[: len(items)]
-                for i, value in zip(items, values):
+                for i, value in zip(items, values, strict=True):
                     row = {names["user"]: ident(u), names["item"]: ident(i)}
                     row[names["score"] if use_score else names["rank"]] = value
                     if fold is not None:
@@ -203,7 +212,7 @@ def cases(draw: st.DrawFn) -> Case:
         recs_schema["model"] = pl.String
     truth_schema: dict[str, Any] = {names["user"]: truth_id_dtype, names["item"]: truth_id_dtype}
     if graded:
-        truth_schema[names["rel"]] = pl.Int64
+        truth_schema[names["rel"]] = pl.Float64 if float_grades else pl.Int64
     if "fold" in by:
         truth_schema["fold"] = pl.Int64
     recs = pl.DataFrame(recs_rows, schema=recs_schema)
@@ -226,8 +235,8 @@ def cases(draw: st.DrawFn) -> Case:
         "gain": draw(st.sampled_from(["linear", "exponential"])),
         "ties": draw(st.sampled_from(["item_desc", "item_asc", "input"])),
         "relevance_level": draw(st.sampled_from([None, None, 1, 2, 1.5])),
-        "users_without_recs": draw(st.sampled_from(["zero", "exclude"])),
-        "users_without_truth": draw(st.sampled_from(["exclude", "zero"])),
+        "users_without_recs": draw(st.sampled_from([None, "zero", "exclude"])),
+        "users_without_truth": draw(st.sampled_from(["exclude", "judged", "zero"])),
         "duplicates": duplicates,
         "conventions": draw(st.sampled_from(["default", "default", "trec"])),
     }
@@ -251,7 +260,7 @@ def assert_rows_match(got: pl.DataFrame, expected: list[dict[str, Any]], labels:
     assert [[row[name] for name in keys] for row in rows] == [
         [row[name] for name in keys] for row in expected
     ], f"\ngot keys {rows}\nexpected {expected}"
-    for got_row, expected_row in zip(rows, expected):
+    for got_row, expected_row in zip(rows, expected, strict=True):
         for label in labels:
             g, e = got_row[label], expected_row[label]
             if e is None:
@@ -268,16 +277,34 @@ def by_columns(case: Case) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
+# Edge cases pinned so that every run tries them: no user at all, and a group whose
+# only users are counted by a policy although nothing is relevant for them
+NO_RECS = pl.DataFrame(schema={"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64})
+NO_TRUTH = pl.DataFrame(schema={"user": pl.Int64, "item": pl.Int64})
+EVERY_KIND = ["pooled_recall@5", "map@5", "ndcg", "mean_rank", "precision@2"]
+NOBODY = Case(NO_RECS, NO_TRUTH, EVERY_KIND)
+NOTHING_RELEVANT = Case(
+    pl.DataFrame({"user": [1, 1], "item": [1, 2], "rank": [1, 2]}),
+    NO_TRUTH,
+    EVERY_KIND,
+    {"users_without_truth": "zero"},
+)
+
+
 @PROFILE
 @given(cases())
+@example(NOBODY)
+@example(NOTHING_RELEVANT)
 def test_per_user_scores_match_the_textbook(case: Case) -> None:
     got = prm.evaluate(case.recs, case.truth, case.metrics, per_user=True, **case.kwargs)
-    assert got.columns == [*by_columns(case), case.kwargs["user"], *case.metrics]
+    assert got.columns == [*by_columns(case), case.kwargs.get("user", "user"), *case.metrics]
     assert_rows_match(got, case.expected(per_user=True), case.metrics)
 
 
 @PROFILE
 @given(cases())
+@example(NOBODY)
+@example(NOTHING_RELEVANT)
 def test_means_match_the_textbook(case: Case) -> None:
     got = prm.evaluate(case.recs, case.truth, case.metrics, **case.kwargs)
     assert got.columns == [*by_columns(case), *case.metrics]
@@ -353,25 +380,56 @@ def test_textbook_ties_by_hand() -> None:
 
 
 def test_textbook_user_policies_by_hand() -> None:
-    # guards the reference: u1 has recs and truth, u2 only truth, u3 only recs
+    # guards the reference: u1 has recs and truth, u2 only truth, u3 only recs,
+    # u4 recs and a non-relevant judgement, u5 only a non-relevant judgement
     recs = [
         {"user": "u1", "item": "a", "rank": 1},
         {"user": "u1", "item": "b", "rank": 2},
         {"user": "u3", "item": "a", "rank": 1},
+        {"user": "u4", "item": "a", "rank": 1},
     ]
-    truth = [{"user": "u1", "item": "b"}, {"user": "u2", "item": "a"}]
-    columns = ["user", "item"]
+    truth = [
+        {"user": "u1", "item": "b", "rel": 1},
+        {"user": "u2", "item": "a", "rel": 2},
+        {"user": "u4", "item": "a", "rel": 0},
+        {"user": "u5", "item": "a", "rel": -1},
+    ]
+    columns = ["user", "item", "rel"]
 
-    def mean(**kwargs: Any) -> float:
-        return textbook.evaluate(recs, truth, columns, ["mrr"], **kwargs)[0]["mrr"]
+    def users(**kwargs: Any) -> dict[str, float]:
+        rows = textbook.evaluate(
+            recs, truth, columns, ["mrr"], relevance="rel", per_user=True, **kwargs
+        )
+        return {row["user"]: row["mrr"] for row in rows}
 
-    assert mean() == pytest.approx(0.25)  # (0.5 + 0) / 2
-    assert mean(users_without_recs="exclude") == pytest.approx(0.5)
-    assert mean(users_without_truth="zero") == pytest.approx(0.5 / 3)
-    assert mean(conventions="trec") == pytest.approx(0.5)
+    assert users() == {"u1": 0.5, "u2": 0.0}
+    assert users(users_without_recs="exclude") == {"u1": 0.5}
+    assert users(users_without_truth="judged") == {"u1": 0.5, "u2": 0.0, "u4": 0.0, "u5": 0.0}
+    assert users(users_without_truth="zero") == {
+        "u1": 0.5,
+        "u2": 0.0,
+        "u3": 0.0,
+        "u4": 0.0,
+        "u5": 0.0,
+    }
+    assert users(users_without_truth="zero", users_without_recs="exclude") == {
+        "u1": 0.5,
+        "u3": 0.0,
+        "u4": 0.0,
+    }
+    assert users(conventions="trec") == {"u1": 0.5, "u4": 0.0}
+    assert users(conventions="trec", users_without_recs="zero") == {
+        "u1": 0.5,
+        "u2": 0.0,
+        "u4": 0.0,
+        "u5": 0.0,
+    }
+    recs, truth, columns = recs[:3], truth[:2], columns[:2]
     # a model that skipped u1 is charged 0 for it
     by_model = [{**row, "model": "m1"} for row in recs] + [
         {"user": "u2", "item": "a", "rank": 1, "model": "m2"}
     ]
     means = textbook.evaluate(by_model, truth, columns, ["mrr"], by=["model"])
     assert means == [{"model": "m1", "mrr": 0.25}, {"model": "m2", "mrr": 0.5}]
+    # a pooled recall over no relevant item at all is undefined, not 0/0
+    assert textbook.evaluate([], [], columns, ["pooled_recall@2"]) == [{"pooled_recall@2": None}]

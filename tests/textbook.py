@@ -86,15 +86,24 @@ Positions = Mapping[Hashable, int]
 Grades = Mapping[Hashable, float]
 
 ALIASES = {"hits": "hit_rate", "ap": "map", "rr": "mrr"}
+# a convention left at (equal to) its default is filled by the preset
 DEFAULTS = {
     "denominator": "min_k",
     "gain": "linear",
     "ties": "item_desc",
-    "users_without_recs": "zero",
+    "users_without_recs": None,
     "users_without_truth": "exclude",
 }
-# conventions="trec": trec_eval's AP denominator, only queries with a run, its tie rule
-TREC = {"denominator": "relevant", "users_without_recs": "exclude", "ties": "item_desc"}
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {"users_without_recs": "zero"},
+    # trec_eval without -c: AP over all relevant, only queries with a run, and a
+    # judged query without relevant documents scores 0 (its tie rule is the default)
+    "trec": {
+        "denominator": "relevant",
+        "users_without_recs": "exclude",
+        "users_without_truth": "judged",
+    },
+}
 
 
 # --- helpers for writing ranked lists by hand -----------------------------------------
@@ -313,15 +322,26 @@ def user_scores(
     return out
 
 
-def zero_scores(labels: Sequence[str]) -> dict[str, Any]:
-    """users_without_truth="zero": 0 on every metric; no first relevant rank exists."""
+def zero_scores(
+    labels: Sequence[str], positions: Positions, grades: Grades, gain: str
+) -> dict[str, Any]:
+    """A user without relevant items counted by the policy: 0 on every binary metric, no
+    first relevant rank (mean_rank skips the user) and nothing to pool (0 hits of 0).
+
+    NDCG and DCG read the raw grades (trec_eval -l): a user whose grades are all
+    below the relevance level still gains from them; with no positive grade, 0.
+    """
     out: dict[str, Any] = {}
     for label in labels:
-        name, _ = parse(label)
+        name, k = parse(label)
         if name == "mean_rank":
             out[label] = None
         elif name == "pooled_recall":
             out[label] = (0, 0)
+        elif name == "ndcg" and idcg(grades, k, gain) > 0:
+            out[label] = ndcg(positions, grades, k, gain)
+        elif name == "dcg":
+            out[label] = dcg(positions, grades, k, gain)
         else:
             out[label] = 0.0
     return out
@@ -382,9 +402,9 @@ def positions_from_ranks(
 # --- evaluate --------------------------------------------------------------------------
 
 
-def resolve(conventions: str, **given: str) -> dict[str, str]:
+def resolve(conventions: str, **given: Any) -> dict[str, Any]:
     """A preset fills each convention left at (equal to) its default."""
-    preset = TREC if conventions == "trec" else {}
+    preset = PRESETS[conventions]
     return {
         name: preset.get(name, value) if value == DEFAULTS[name] else value
         for name, value in given.items()
@@ -408,7 +428,7 @@ def evaluate(
     gain: str = "linear",
     ties: str = "item_desc",
     relevance_level: float | None = None,
-    users_without_recs: str = "zero",
+    users_without_recs: str | None = None,
     users_without_truth: str = "exclude",
     duplicates: str = "error",
     conventions: str = "default",
@@ -420,6 +440,12 @@ def evaluate(
     has). Per user: one dict per evaluated (by..., user), sorted by those keys.
     Means: one dict per ``by`` group that has an evaluated user (one dict, with
     None for undefined means, when there is no ``by``).
+
+    Who is evaluated in a group: its users with a relevant item (those without
+    recommendations only under users_without_recs="zero"); users without one
+    score 0 and count under users_without_truth="judged" if they have truth
+    rows, under "zero" if they have truth rows or recommendations (again only
+    with recommendations under users_without_recs="exclude").
     """
     conv = resolve(
         conventions,
@@ -458,37 +484,43 @@ def evaluate(
         groups |= {key[:-1] for key in judged}
 
     def shared_part(group: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(value for name, value in zip(by, group) if name in shared)
+        return tuple(value for name, value in zip(by, group, strict=True) if name in shared)
 
     labels = list(metrics)
     scored: dict[tuple[Any, ...], dict[str, Any]] = {}
     for group in groups:
-        for truth_key, grades in judged.items():
-            if truth_key[:-1] != shared_part(group):
+        # who is in this group: users judged for its fold(s), users it recommended to
+        judged_here = {
+            truth_key[-1]: grades
+            for truth_key, grades in judged.items()
+            if truth_key[:-1] == shared_part(group)
+        }
+        recommended_here = {key[-1] for key in lists if key[:-1] == group}
+        for u in set(judged_here) | recommended_here:
+            key = (*group, u)
+            if u not in recommended_here and conv["users_without_recs"] == "exclude":
                 continue
-            key = (*group, truth_key[-1])
-            if not relevant_items(grades, relevance_level):
-                continue  # undefined: no relevant item
-            if key not in lists and conv["users_without_recs"] == "exclude":
-                continue
-            scored[key] = user_scores(
-                ranked.get(key, {}),
-                grades,
-                labels,
-                level=relevance_level,
-                denominator=conv["denominator"],
-                gain=conv["gain"],
-            )
-    if conv["users_without_truth"] == "zero":
-        for key in lists:
-            if key not in scored:
-                scored[key] = zero_scores(labels)
+            grades = judged_here.get(u, {})
+            if relevant_items(grades, relevance_level):
+                scored[key] = user_scores(
+                    ranked.get(key, {}),
+                    grades,
+                    labels,
+                    level=relevance_level,
+                    denominator=conv["denominator"],
+                    gain=conv["gain"],
+                )
+            # no relevant item: metrics are undefined; the policy decides
+            elif conv["users_without_truth"] == "zero" or (
+                conv["users_without_truth"] == "judged" and u in judged_here
+            ):
+                scored[key] = zero_scores(labels, ranked.get(key, {}), grades, conv["gain"])
 
     pooled = [label for label in labels if parse(label)[0] == "pooled_recall"]
     if per_user:
         out = []
         for key in sorted(scored):
-            row = dict(zip([*by, user], key))
+            row = dict(zip([*by, user], key, strict=True))
             for label in labels:
                 value = scored[key][label]
                 if label in pooled:
@@ -505,7 +537,7 @@ def evaluate(
         members.setdefault((), [])
     out = []
     for group in sorted(members):
-        row = dict(zip(by, group))
+        row = dict(zip(by, group, strict=True))
         for label in labels:
             values = [user_values[label] for user_values in members[group]]
             if label in pooled:

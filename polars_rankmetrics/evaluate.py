@@ -156,9 +156,9 @@ def _metric_expr(
     elif spec.name == "mrr":
         expression = m.reciprocal_rank(k, **columns)
     elif spec.name == "ndcg":
-        expression = m.ndcg(k, gain=conv.gain, relevance=grade, ideal_rank=r.IDEAL_RANK, **columns)
+        expression = m.ndcg(k, gain=conv.gain, rank=rank, relevance=grade, ideal_rank=r.IDEAL_RANK)
     elif spec.name == "dcg":
-        expression = m.dcg(k, gain=conv.gain, relevance=grade, **columns)
+        expression = m.dcg(k, gain=conv.gain, rank=rank, relevance=grade)
     elif spec.name == "r_precision":
         expression = m.r_precision(**columns)
     else:

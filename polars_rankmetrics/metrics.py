@@ -394,7 +394,6 @@ def dcg(
     gain: Gain = "linear",
     rank: str = "rank",
     relevance: str = "rel",
-    relevant: str = "is_relevant",
 ) -> pl.Expr:
     """Discounted cumulative gain@k: ``sum_{i=1..k} gain(g(i)) / log2(i + 1)``.
 
@@ -440,7 +439,6 @@ def ndcg(
     gain: Gain = "linear",
     rank: str = "rank",
     relevance: str = "rel",
-    relevant: str = "is_relevant",
     ideal_rank: str = "ideal_rank",
 ) -> pl.Expr:
     """Normalised DCG@k: ``dcg@k / idcg@k``.

@@ -196,6 +196,8 @@ DIRECT = {
     "complete": {"users_without_recs": "zero"},
     "comment": {},
 }
+
+
 @pytest.mark.parametrize("name", list(DIRECT))
 def test_evaluate_trec_conventions_give_trec_evals_means(name: str) -> None:
     case = CASES[name]

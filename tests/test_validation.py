@@ -164,7 +164,9 @@ def test_nan_scores_are_refused(backend: Backend) -> None:
 
 def test_nan_relevance_is_refused(backend: Backend) -> None:
     truth = {"user": [1, 2], "item": ["b", "a"], "rel": [1.0, math.nan]}
-    with pytest.raises(ValueError, match=rf"truth column 'rel' \(relevance\) has 1 {missing(backend)}"):
+    with pytest.raises(
+        ValueError, match=rf"truth column 'rel' \(relevance\) has 1 {missing(backend)}"
+    ):
         run(backend, RECS, truth, relevance="rel")
 
 

@@ -24,6 +24,7 @@ from typing import Literal, cast
 
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import metrics as m
 from polars_rankmetrics import ranking as r
@@ -49,6 +50,9 @@ _METRICS: dict[str, tuple[bool, bool]] = {
     "pooled_recall": (True, True),
 }
 _ALIASES = {"hits": "hit_rate", "ap": "map", "rr": "mrr", "micro_recall": "pooled_recall"}
+_M = "__m"  # the user's number of relevant items, m_u
+_HIT_INDEX = "__hit_index"  # j: the hit's place among its list's relevant hits
+
 _PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
 
 # What each preset sets; a preset only fills conventions left at their defaults.
@@ -131,39 +135,91 @@ class _Conventions:
     users_without_truth: UsersWithoutTruth
 
 
-def _metric_expr(
-    spec: MetricSpec, conv: _Conventions, rank: str, grade: str, relevant: str
-) -> list[pl.Expr]:
-    """The per-user expression(s) for one metric, named by its label."""
-    k = spec.k
-    columns = {"rank": rank, "relevant": relevant}
-    if spec.name == "pooled_recall":
+def _tag(k: int | None) -> str:
+    return "all" if k is None else str(k)
+
+
+def _hits_within(k: int | None, rank: str) -> pl.Expr:
+    """Relevant rows of the hits table within the cutoff."""
+    within = pl.lit(value=True) if k is None else pl.col(rank) <= k
+    return pl.col(r.IS_RELEVANT) & within
+
+
+def _hit_partials(
+    specs: Sequence[MetricSpec], conv: _Conventions, rank: str, grade: str
+) -> dict[str, pl.Expr]:
+    """The per-user sums over the hits table that the requested metrics read."""
+    partials: dict[str, pl.Expr] = {}
+    for metric in specs:
+        k, tag = metric.k, _tag(metric.k)
+        hits = _hits_within(k, rank)
+        if metric.name in ("precision", "recall", "f1", "hit_rate", "map", "pooled_recall"):
+            partials[f"__hits@{tag}"] = hits.sum()
+        if metric.name in ("mrr", "mean_rank"):
+            partials[f"__first@{tag}"] = pl.col(rank).filter(hits).min()
+        if metric.name == "map":
+            # the j-th relevant hit (in rank order) at position i contributes P@i = j / i
+            partials[f"__ap@{tag}"] = (pl.col(_HIT_INDEX) / pl.col(rank)).filter(hits).sum()
+        if metric.name in ("ndcg", "dcg"):
+            within = pl.lit(value=True) if k is None else pl.col(rank) <= k
+            terms = formula.gain(pl.col(grade), conv.gain) / formula.discount(pl.col(rank))
+            partials[f"__dcg@{tag}"] = terms.filter(within).sum()
+        if metric.name == "r_precision":
+            partials["__rprec"] = (pl.col(r.IS_RELEVANT) & (pl.col(rank) <= pl.col(_M))).sum()
+    return partials
+
+
+def _ideal_partials(
+    specs: Sequence[MetricSpec], conv: _Conventions, grade: str
+) -> dict[str, pl.Expr]:
+    """Ideal DCG sums over the truth (positions in the ideal list come precomputed)."""
+    partials: dict[str, pl.Expr] = {}
+    for metric in specs:
+        if metric.name == "ndcg":
+            k = metric.k
+            shown = pl.lit(value=True) if k is None else pl.col(r.IDEAL_RANK) <= k
+            terms = formula.gain(pl.col(grade), conv.gain) / formula.discount(pl.col(r.IDEAL_RANK))
+            partials[f"__idcg@{_tag(k)}"] = terms.filter(shown).sum()
+    return partials
+
+
+def _final(metric: MetricSpec, conv: _Conventions) -> list[pl.Expr]:
+    """The metric's column(s) from the per-user partial sums, by the shared formulas."""
+    k, tag = metric.k, _tag(metric.k)
+    n_relevant = pl.col(_M)
+    hits = pl.col(f"__hits@{tag}")
+    value: pl.Expr
+    if metric.name == "pooled_recall":
         cutoff = _cutoff(k)
-        hits = m.precision(cutoff, **columns) * cutoff
-        cap = pl.min_horizontal(pl.col(relevant).sum(), pl.lit(cutoff)).cast(pl.Float64)
-        return [hits.alias(f"__hits_{spec.label}"), cap.alias(f"__cap_{spec.label}")]
-    expression: pl.Expr
-    if spec.name == "precision":
-        expression = m.precision(_cutoff(k), **columns)
-    elif spec.name == "f1":
-        expression = m.f1(_cutoff(k), **columns)
-    elif spec.name == "recall":
-        expression = m.recall(k, **columns)
-    elif spec.name == "hit_rate":
-        expression = m.hit_rate(k, **columns)
-    elif spec.name == "map":
-        expression = m.average_precision(k, denominator=conv.denominator, **columns)
-    elif spec.name == "mrr":
-        expression = m.reciprocal_rank(k, **columns)
-    elif spec.name == "ndcg":
-        expression = m.ndcg(k, gain=conv.gain, rank=rank, relevance=grade, ideal_rank=r.IDEAL_RANK)
-    elif spec.name == "dcg":
-        expression = m.dcg(k, gain=conv.gain, rank=rank, relevance=grade)
-    elif spec.name == "r_precision":
-        expression = m.r_precision(**columns)
+        capped = pl.min_horizontal(n_relevant, pl.lit(cutoff)).cast(pl.Float64)
+        return [
+            formula.defined(hits, n_relevant).alias(f"__hits_{metric.label}"),
+            capped.alias(f"__cap_{metric.label}"),
+        ]
+    if metric.name == "precision":
+        value = formula.precision(hits, _cutoff(k))
+    elif metric.name == "recall":
+        value = formula.recall(hits, n_relevant)
+    elif metric.name == "f1":
+        value = formula.f1(hits, n_relevant, _cutoff(k))
+    elif metric.name == "hit_rate":
+        value = formula.hit_rate(hits)
+    elif metric.name == "map":
+        value = formula.average_precision(
+            pl.col(f"__ap@{tag}"), hits, n_relevant, k, conv.denominator
+        )
+    elif metric.name == "mrr":
+        value = formula.reciprocal_rank(pl.col(f"__first@{tag}"))
+    elif metric.name == "r_precision":
+        value = formula.r_precision(pl.col("__rprec"), n_relevant)
+    elif metric.name == "mean_rank":
+        return [pl.col(f"__first@{tag}").cast(pl.Float64).alias(metric.label)]
+    elif metric.name == "ndcg":
+        # graded metrics read the raw grades: defined wherever some grade is positive
+        return [formula.ndcg(pl.col(f"__dcg@{tag}"), pl.col(f"__idcg@{tag}")).alias(metric.label)]
     else:
-        expression = m.first_relevant_rank(**columns)
-    return [expression.alias(spec.label)]
+        return [pl.col(f"__dcg@{tag}").alias(metric.label)]
+    return [formula.defined(value, n_relevant).alias(metric.label)]
 
 
 def _cutoff(k: int | None) -> int:
@@ -324,13 +380,14 @@ def evaluate(
         recs, truth, recs_spec, (relevance, relevance_level)
     )
     ranked = _ranked_cut(recs_lf, recs_spec, specs)
-    labeled = _labeled(recs_lf, ranked, truth_lf, recs_spec, truth_spec)
+    partials, hit_rows = _per_user(
+        recs_lf, ranked, truth_lf, spec=recs_spec, truth_spec=truth_spec, specs=specs, conv=conv
+    )
     result = _scores(
-        labeled,
+        partials,
         recs_lf,
         _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
         spec=recs_spec,
-        truth_spec=truth_spec,
         specs=specs,
         conv=conv,
         per_user=per_user,
@@ -339,7 +396,6 @@ def evaluate(
     if score is None:
         # a repeated position changes a metric only where a relevant item sits, so
         # check the (few) hit rows rather than every recommendation
-        hit_rows = labeled.filter(pl.col(rank).is_not_null())
         position_keys = [*recs_spec.list_keys, rank]
         checks.append(
             (v.duplicate_candidates(hit_rows, position_keys), [r.position_check(recs_spec)])
@@ -363,19 +419,74 @@ def _ranked_cut(recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec
     )
 
 
-def _labeled(
+def _hits_table(
+    ranked: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+) -> pl.LazyFrame:
+    """Relevant truth items that were recommended within the cut, with their positions.
+
+    Sorted by list and position, so that the index of each relevant hit within
+    its list (for AP) is a running count rather than a sort per user.
+    """
+    on = [*truth_spec.shared_by, spec.user, spec.item]
+    hits = truth.join(ranked, on=on, how="inner").sort([*spec.list_keys, spec.rank])
+    relevant = pl.col(r.IS_RELEVANT).cast(pl.UInt32)
+    running = relevant.cum_sum()
+    first_of_list = pl.struct(spec.list_keys).is_first_distinct()
+    before_list = pl.when(first_of_list).then(running - relevant).forward_fill()
+    return hits.with_columns((running - before_list).alias(_HIT_INDEX))
+
+
+def _per_user(
     recs: pl.LazyFrame,
     ranked: pl.LazyFrame,
     truth: pl.LazyFrame,
+    *,
     spec: r.RecsSpec,
     truth_spec: r.TruthSpec,
-) -> pl.LazyFrame:
-    """Each relevant truth item with its position (null: not recommended within the cut)."""
-    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
-    relevant_truth = r.expand_over_groups(
-        r.labeled_truth(truth, truth_spec), recs, recs_only_by, truth_spec.shared_by
+    specs: Sequence[MetricSpec],
+    conv: _Conventions,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Per-user partial sums: truth statistics joined with hit statistics.
+
+    Returns the per-user frame (one row per evaluated user and ``by`` group,
+    with ``__m``, the number of relevant items) and the hits table.
+    """
+    user_keys = [*truth_spec.shared_by, spec.user]
+    ideal = truth_spec.relevance is not None or any(
+        metric.name == "ndcg" and metric.k is None for metric in specs
     )
-    return relevant_truth.join(ranked, on=[*spec.list_keys, spec.item], how="left")
+    wants_ideal = any(metric.name == "ndcg" for metric in specs)
+    relevant_truth = r.labeled_truth(truth, truth_spec, ideal=ideal and wants_ideal)
+    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M)]
+    if wants_ideal and ideal:
+        statistics += [
+            expr.alias(name)
+            for name, expr in _ideal_partials(specs, conv, truth_spec.grade).items()
+        ]
+    elif wants_ideal:
+        statistics.append(pl.len().alias("__n_graded"))
+    truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
+    if wants_ideal and not ideal:
+        # every grade is 1: the ideal DCG depends on the number of items alone
+        truth_stats = truth_stats.with_columns(
+            formula.binary_ideal_dcg(pl.col("__n_graded"), k).alias(f"__idcg@{_tag(k)}")
+            for k in {metric.k for metric in specs if metric.name == "ndcg"}
+            if k is not None
+        )
+    hits = _hits_table(ranked, relevant_truth, spec, truth_spec)
+    partials = _hit_partials(specs, conv, spec.rank, truth_spec.grade)
+    if "__rprec" in partials:
+        hits = hits.join(truth_stats.select(*user_keys, _M), on=user_keys, how="left")
+    hit_stats = hits.group_by(spec.list_keys).agg(
+        expr.alias(name) for name, expr in partials.items()
+    )
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    users = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    sums = [name for name in partials if not name.startswith("__first")]
+    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(
+        pl.col(sums).fill_null(0)
+    )
+    return per_user, hits
 
 
 def _judged_users(
@@ -389,25 +500,19 @@ def _judged_users(
 
 
 def _scores(
-    labeled: pl.LazyFrame,
+    partials: pl.LazyFrame,
     recs: pl.LazyFrame,
     judged: pl.LazyFrame,
     *,
     spec: r.RecsSpec,
-    truth_spec: r.TruthSpec,
     specs: Sequence[MetricSpec],
     conv: _Conventions,
     per_user: bool,
 ) -> pl.LazyFrame:
-    """Per-user metrics from the labeled frame, the user policies, then means."""
+    """Per-user metrics from the partial sums, the user policies, then means."""
     list_keys = spec.list_keys
-    expressions = [
-        expression
-        for metric in specs
-        for expression in _metric_expr(metric, conv, spec.rank, truth_spec.grade, r.IS_RELEVANT)
-    ]
-    n_relevant = pl.col(r.IS_RELEVANT).sum().alias("__n_relevant")
-    scores = labeled.group_by(list_keys).agg(n_relevant, *expressions)
+    finals = [expression for metric in specs for expression in _final(metric, conv)]
+    scores = partials.select(*list_keys, pl.col(_M).alias("__n_relevant"), *finals)
     if conv.users_without_truth == "exclude":
         scores = scores.filter(pl.col("__n_relevant") > 0)
     else:

@@ -27,10 +27,9 @@ decides whether users without a relevant item are left out or scored 0.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._validation import check_cutoff, check_literal
 
 __all__ = [
@@ -46,8 +45,8 @@ __all__ = [
     "reciprocal_rank",
 ]
 
-Denominator = Literal["min_k", "relevant", "hits"]
-Gain = Literal["linear", "exponential"]
+Denominator = formula.Denominator
+Gain = formula.Gain
 DENOMINATORS: tuple[Denominator, ...] = ("min_k", "relevant", "hits")
 GAINS: tuple[Gain, ...] = ("linear", "exponential")
 
@@ -74,13 +73,7 @@ def _n_relevant(relevant: str) -> pl.Expr:
 
 def _defined(value: pl.Expr, relevant: str) -> pl.Expr:
     """Null for users without a relevant item: the metric is undefined there."""
-    return pl.when(_n_relevant(relevant) > 0).then(value.cast(pl.Float64))
-
-
-def _gain(grade: pl.Expr, gain: Gain) -> pl.Expr:
-    # relevance <= 0 earns nothing under either gain (METRICS.md, NDCG gains)
-    grade = grade.cast(pl.Float64).clip(lower_bound=0.0)
-    return grade if gain == "linear" else pl.lit(2.0).pow(grade) - 1.0
+    return formula.defined(value, _n_relevant(relevant))
 
 
 def precision(k: int, *, rank: str = "rank", relevant: str = "is_relevant") -> pl.Expr:
@@ -121,7 +114,7 @@ def precision(k: int, *, rank: str = "rank", relevant: str = "is_relevant") -> p
     └──────┴─────────────┘
     """
     k = _required_cutoff(k, "precision")
-    value = _hits(k, rank, relevant).sum() / k
+    value = formula.precision(_hits(k, rank, relevant).sum(), k)
     return _defined(value, relevant).alias(_name("precision", k))
 
 
@@ -156,7 +149,7 @@ def recall(k: int | None = None, *, rank: str = "rank", relevant: str = "is_rele
     └──────┴──────────┘
     """
     k = check_cutoff(k)
-    value = _hits(k, rank, relevant).sum() / _n_relevant(relevant)
+    value = formula.recall(_hits(k, rank, relevant).sum(), _n_relevant(relevant))
     return _defined(value, relevant).alias(_name("recall", k))
 
 
@@ -185,8 +178,7 @@ def f1(k: int, *, rank: str = "rank", relevant: str = "is_relevant") -> pl.Expr:
     └──────┴──────┘
     """
     k = _required_cutoff(k, "f1")
-    # 2PR/(P+R) with P = h/k and R = h/m simplifies to 2h/(k+m): no 0/0 when h = 0
-    value = 2 * _hits(k, rank, relevant).sum() / (k + _n_relevant(relevant))
+    value = formula.f1(_hits(k, rank, relevant).sum(), _n_relevant(relevant), k)
     return _defined(value, relevant).alias(_name("f1", k))
 
 
@@ -214,7 +206,7 @@ def hit_rate(k: int | None = None, *, rank: str = "rank", relevant: str = "is_re
     └──────┴────────────┘
     """
     k = check_cutoff(k)
-    value = _hits(k, rank, relevant).any()
+    value = formula.hit_rate(_hits(k, rank, relevant).sum())
     return _defined(value, relevant).alias(_name("hit_rate", k))
 
 
@@ -276,8 +268,7 @@ def reciprocal_rank(
     └──────┴───────────────────┘
     """
     k = check_cutoff(k)
-    first = pl.col(rank).filter(_hits(k, rank, relevant)).min().cast(pl.Float64)
-    value = (1.0 / first).fill_null(0.0)
+    value = formula.reciprocal_rank(pl.col(rank).filter(_hits(k, rank, relevant)).min())
     return _defined(value, relevant).alias(_name("reciprocal_rank", k))
 
 
@@ -335,14 +326,9 @@ def average_precision(
     hit_ranks = pl.col(rank).filter(_hits(k, rank, relevant)).cast(pl.Float64)
     # the j-th hit (in rank order) at position i contributes P@i = j / i
     precision_sum = (hit_ranks.rank("ordinal") / hit_ranks).sum()
-    n_relevant = _n_relevant(relevant)
-    if denominator == "relevant":
-        divisor = n_relevant
-    elif denominator == "min_k":
-        divisor = n_relevant if k is None else pl.min_horizontal(n_relevant, pl.lit(k))
-    else:
-        divisor = hit_ranks.len()
-    value = pl.when(divisor > 0).then(precision_sum / divisor).otherwise(0.0)
+    value = formula.average_precision(
+        precision_sum, hit_ranks.len(), _n_relevant(relevant), k, denominator
+    )
     return _defined(value, relevant).alias(_name("average_precision", k))
 
 
@@ -370,22 +356,22 @@ def r_precision(*, rank: str = "rank", relevant: str = "is_relevant") -> pl.Expr
     """
     n_relevant = _n_relevant(relevant)
     within_r = _hits(None, rank, relevant) & (pl.col(rank) <= n_relevant)
-    value = within_r.fill_null(value=False).sum() / n_relevant
+    value = formula.r_precision(within_r.fill_null(value=False).sum(), n_relevant)
     return _defined(value, relevant).alias("r_precision")
 
 
 def _dcg(k: int | None, gain: Gain, rank: str, relevance: str) -> pl.Expr:
     grade = pl.col(relevance)
-    discount = (pl.col(rank).cast(pl.Float64) + 1.0).log(2)
-    return (_gain(grade, gain) / discount).filter(_shown(k, rank) & (grade > 0)).sum()
+    terms = formula.gain(grade, gain) / formula.discount(pl.col(rank))
+    return terms.filter(_shown(k, rank) & (grade > 0)).sum()
 
 
 def _ideal_dcg(k: int | None, gain: Gain, relevance: str, ideal_rank: str) -> pl.Expr:
     # the ideal list is the user's truth sorted by grade, not what was recommended;
     # positions in it come precomputed (one window over the truth, not a sort per user)
     grade = pl.col(relevance)
-    discount = (pl.col(ideal_rank).cast(pl.Float64) + 1.0).log(2)
-    return (_gain(grade, gain) / discount).filter(_shown(k, ideal_rank) & (grade > 0)).sum()
+    terms = formula.gain(grade, gain) / formula.discount(pl.col(ideal_rank))
+    return terms.filter(_shown(k, ideal_rank) & (grade > 0)).sum()
 
 
 def dcg(
@@ -483,8 +469,7 @@ def ndcg(
     ideal = _ideal_dcg(k, gain, relevance, ideal_rank)
     # defined wherever the truth grades something above 0, even below the relevance
     # level: trec_eval -l scores ndcg on the raw grades of such a query
-    value = pl.when(ideal > 0).then(_dcg(k, gain, rank, relevance) / ideal)
-    return value.alias(_name("ndcg", k))
+    return formula.ndcg(_dcg(k, gain, rank, relevance), ideal).alias(_name("ndcg", k))
 
 
 def _required_cutoff(k: object, metric: str) -> int:

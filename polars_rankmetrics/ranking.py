@@ -303,11 +303,12 @@ def truth_checks(
     return [(lf, checks), (v.duplicate_candidates(lf, keys), [duplicates])]
 
 
-def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
+def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> pl.LazyFrame:
     """The truth rows with a positive grade, with the grade and the binary label.
 
     Rows with relevance <= 0 can never change a metric (they gain nothing and
-    are not relevant), so they are dropped here, once.
+    are not relevant), so they are dropped here, once. ``ideal=True`` adds each
+    item's position in its user's ideal list (one window over the truth).
     """
     grade = (
         pl.lit(1.0) if spec.relevance is None else pl.col(spec.relevance).cast(pl.Float64)
@@ -319,14 +320,14 @@ def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
         relevant = relevant & (pl.col(spec.grade) >= level)
     # the item's position in the user's ideal list (grades descending), for IDCG
     ideal_rank = pl.col(spec.grade).rank("ordinal", descending=True)
-    return (
+    labeled = (
         lf.select(*spec.shared_by, spec.user, spec.item, grade)
         .filter(pl.col(spec.grade) > 0)
-        .with_columns(
-            relevant.alias(IS_RELEVANT),
-            ideal_rank.over([*spec.shared_by, spec.user]).alias(IDEAL_RANK),
-        )
+        .with_columns(relevant.alias(IS_RELEVANT))
     )
+    if not ideal:
+        return labeled
+    return labeled.with_columns(ideal_rank.over([*spec.shared_by, spec.user]).alias(IDEAL_RANK))
 
 
 def expand_over_groups(

@@ -144,7 +144,9 @@ def _add_evaluate(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
         "--users-without-recs", choices=["zero", "exclude"], help="default: zero (trec: exclude)"
     )
     command.add_argument(
-        "--users-without-truth", default="exclude", choices=["exclude", "judged", "zero"]
+        "--users-without-truth",
+        choices=["exclude", "judged", "zero"],
+        help="default: exclude (trec: judged)",
     )
     command.add_argument("--duplicates", default="error", choices=["error", "first"])
     command.add_argument("--conventions", default="default", choices=["default", "trec"])

@@ -59,12 +59,12 @@ _PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
 _DEFAULTS = {
     "denominator": "min_k",
     "users_without_recs": None,
-    "users_without_truth": "exclude",
+    "users_without_truth": None,
     "ties": "item_desc",
     "gain": "linear",
 }
 _PRESETS: dict[str, dict[str, str]] = {
-    "default": {"users_without_recs": "zero"},
+    "default": {"users_without_recs": "zero", "users_without_truth": "exclude"},
     # trec_eval 10.0 without -c: AP over all relevant items, only queries with a run,
     # and a judged query without relevant documents scores 0 (num_q counts it);
     # its tie rule, score then docno descending, is already the default
@@ -255,7 +255,7 @@ def evaluate(
     ties: r.Ties = "item_desc",
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth = "exclude",
+    users_without_truth: UsersWithoutTruth | None = None,
     duplicates: r.Duplicates = "error",
     conventions: Conventions = "default",
 ) -> r.FrameT:
@@ -297,11 +297,14 @@ def evaluate(
         (default) means ``"zero"``, or ``"exclude"`` under ``conventions="trec"``.
     users_without_truth
         Users without relevant truth, for whom recall, AP and NDCG are
-        undefined: ``"exclude"`` (default; H&M), ``"judged"`` (those with
-        truth rows, all non-relevant, score 0 and count: trec_eval) or
-        ``"zero"`` (those with recommendations or truth rows score 0 and
-        count; Santander). ``users_without_recs="exclude"`` still leaves out
-        users without recommendations.
+        undefined: ``"exclude"`` (H&M), ``"judged"`` (those with truth rows,
+        all non-relevant, count: trec_eval, ranx) or ``"zero"`` (those with
+        recommendations or truth rows count; Santander). Counted users score
+        0 on the binary metrics; NDCG and DCG keep the value of their raw
+        grades (a relevance level can leave graded items below it, as with
+        trec_eval ``-l``). ``users_without_recs="exclude"`` still leaves out
+        users without recommendations. ``None`` (default) means
+        ``"exclude"``, or ``"judged"`` under ``conventions="trec"``.
     duplicates
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
         best position). Lists are checked up to the largest cutoff requested:
@@ -310,8 +313,9 @@ def evaluate(
         ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
         ``"relevant"``, only users with recommendations, judged users without
         relevant items count as 0, ties by item id descending, the default
-        anyway). A preset fills each convention left at its default; pass
-        ``users_without_recs="zero"`` for trec_eval ``-c``.
+        anyway). A preset fills each convention left at its default (a
+        ``denominator`` or ``gain`` equal to its default counts as left), so
+        pass ``users_without_recs="zero"`` for trec_eval ``-c``.
 
     Returns
     -------
@@ -324,6 +328,9 @@ def evaluate(
     item (per ``by`` group), subject to ``users_without_recs``, plus, with
     ``users_without_truth="zero"``, users recommended something without any
     relevant truth (``"judged"``: users with truth rows but no relevant one).
+    A ``by`` group that exists only in ``recs`` (a model) is judged on the
+    whole truth of the groups it shares with the truth (folds): a model with
+    no recommendations at all in some fold is not evaluated there.
     ``mean_rank`` averages only the users whose first relevant
     item was recommended; ``pooled_recall@k`` is ``sum(hits) / sum(min(k, m_u))``
     (OTTO), per user ``hits / min(k, m_u)``.

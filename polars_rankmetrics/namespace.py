@@ -75,7 +75,7 @@ class _RankNamespace(Generic[FrameT]):
         ties: _ranking.Ties = "item_desc",
         relevance_level: float | None = None,
         users_without_recs: _evaluate.UsersWithoutRecs | None = None,
-        users_without_truth: _evaluate.UsersWithoutTruth = "exclude",
+        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates = "error",
         conventions: _evaluate.Conventions = "default",
     ) -> FrameT:

@@ -248,7 +248,7 @@ def evaluate(
     ties: _ranking.Ties = "item_desc",
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth = "exclude",
+    users_without_truth: UsersWithoutTruth | None = None,
     duplicates: _ranking.Duplicates = "error",
     conventions: Conventions = "default",
 ) -> pd.DataFrame:
@@ -418,7 +418,7 @@ class _FrameRank:
         ties: _ranking.Ties = "item_desc",
         relevance_level: float | None = None,
         users_without_recs: UsersWithoutRecs | None = None,
-        users_without_truth: UsersWithoutTruth = "exclude",
+        users_without_truth: UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates = "error",
         conventions: Conventions = "default",
     ) -> pd.DataFrame:

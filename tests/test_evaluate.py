@@ -339,3 +339,18 @@ def test_judged_users_without_relevant_items(backend: Backend) -> None:
         backend, recs, truth, "mrr", relevance="rel", per_user=True, users_without_truth="zero"
     )
     assert zero.rows() == [(1, 1.0), (2, 0.0), (3, 0.0), (4, 0.0)]
+
+
+def test_explicit_user_policies_win_over_the_trec_preset(backend: Backend) -> None:
+    recs = {"user": [1, 2], "item": ["a", "a"], "rank": [1, 1]}
+    truth = {"user": [1, 2, 3], "item": ["a", "a", "b"], "rel": [1, 0, 1]}
+    # preset: user 2 (judged, nothing relevant) counts, user 3 (no run) does not
+    preset = evaluate(
+        backend, recs, truth, "mrr", relevance="rel", per_user=True, conventions="trec"
+    )
+    assert preset.rows() == [(1, 1.0), (2, 0.0)]
+    explicit = evaluate(
+        backend, recs, truth, "mrr", relevance="rel", per_user=True, conventions="trec",
+        users_without_truth="exclude", users_without_recs="zero",
+    )  # fmt: skip
+    assert explicit.rows() == [(1, 1.0), (3, 0.0)]

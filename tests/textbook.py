@@ -92,10 +92,10 @@ DEFAULTS = {
     "gain": "linear",
     "ties": "item_desc",
     "users_without_recs": None,
-    "users_without_truth": "exclude",
+    "users_without_truth": None,
 }
 PRESETS: dict[str, dict[str, Any]] = {
-    "default": {"users_without_recs": "zero"},
+    "default": {"users_without_recs": "zero", "users_without_truth": "exclude"},
     # trec_eval without -c: AP over all relevant, only queries with a run, and a
     # judged query without relevant documents scores 0 (its tie rule is the default)
     "trec": {
@@ -429,7 +429,7 @@ def evaluate(
     ties: str = "item_desc",
     relevance_level: float | None = None,
     users_without_recs: str | None = None,
-    users_without_truth: str = "exclude",
+    users_without_truth: str | None = None,
     duplicates: str = "error",
     conventions: str = "default",
 ) -> list[dict[str, Any]]:

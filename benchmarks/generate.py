@@ -106,9 +106,7 @@ def _zipf_cdf(n_items: int) -> np.ndarray:
     return cdf
 
 
-def _distinct_rows(
-    rng: np.random.Generator, cand: np.ndarray, need: np.ndarray | int
-) -> tuple[np.ndarray, np.ndarray]:
+def _distinct_rows(rng: np.random.Generator, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of `cand`, a random order of its distinct values (duplicates last).
 
     Returns the reordered matrix and the number of distinct values per row.
@@ -123,7 +121,6 @@ def _distinct_rows(
     keys[dup] = 2.0  # duplicates sort after every distinct value
     perm = np.argsort(keys, axis=1)
     n_distinct = cand.shape[1] - dup.sum(axis=1)
-    del need
     return np.take_along_axis(cand, perm, axis=1), n_distinct
 
 
@@ -139,7 +136,7 @@ def _rec_lists(rng: np.random.Generator, cdf: np.ndarray, n_rows: int, n_recs: i
     width = 2 * n_recs + 20
     while todo.size:
         cand = _draw_items(rng, cdf, (todo.size, width))
-        lists, n_distinct = _distinct_rows(rng, cand, n_recs)
+        lists, n_distinct = _distinct_rows(rng, cand)
         ok = n_distinct >= n_recs
         out[todo[ok]] = lists[ok, :n_recs]
         todo = todo[~ok]
@@ -198,7 +195,7 @@ def _chunk(size: Size, chunk: int, seed: int, cdf: np.ndarray) -> tuple[pa.Table
             pos = np.minimum((n * rng.random((tb, width)) ** 3).astype(np.int64), n - 1)
             own = np.take_along_axis(own_pop, pos, axis=1)
             cand = np.where(from_recs, own, cand)
-        lists, n_distinct = _distinct_rows(rng, cand, m)
+        lists, n_distinct = _distinct_rows(rng, cand)
         m = np.minimum(m, n_distinct)
         keep = np.arange(width)[None, :] < m[:, None]
         rel = rng.choice(np.array([1, 2, 3], dtype=np.int32), size=int(keep.sum()), p=REL_P)
@@ -276,6 +273,60 @@ def generate(
             rw.close()
         if tw is not None:
             tw.close()
+    marker.write_text(f"seed={seed}\n")
+    return d
+
+
+def _write_part(job: tuple[Size, Path, int, int, str]) -> tuple[int, int, int]:
+    size, d, chunk, seed, ids = job
+    recs, truth = _chunk(size, chunk, seed, _zipf_cdf(size.n_items))
+    if ids == "str":
+        recs, truth = _to_str_ids(recs), _to_str_ids(truth)
+    pq.write_table(
+        recs, d / f"recs-part-{chunk:05d}.parquet", compression="zstd", row_group_size=1_000_000
+    )
+    pq.write_table(
+        truth, d / f"truth-part-{chunk:05d}.parquet", compression="zstd", row_group_size=1_000_000
+    )
+    return chunk, recs.num_rows, truth.num_rows
+
+
+def generate_parts(
+    size: Size,
+    out: Path,
+    *,
+    seed: int = SEED,
+    ids: str = "int",
+    processes: int = 2,
+    verbose: bool = True,
+) -> Path:
+    """Same data as :func:`generate`, one Parquet file per chunk, written by
+    `processes` worker processes (for the data sets too big to write serially).
+
+    Read with ``pl.scan_parquet(d / "recs-part-*.parquet")``.
+    """
+    import multiprocessing as mp
+
+    d = out / f"{size.name}-parts"
+    d.mkdir(parents=True, exist_ok=True)
+    marker = d / "DONE"
+    if marker.exists() and marker.read_text().strip() == f"seed={seed}":
+        return d
+    n_chunks = math.ceil(size.n_users / CHUNK_USERS)
+    jobs = [(size, d, c, seed, ids) for c in range(n_chunks)]
+    t0 = time.perf_counter()
+    n_recs = n_truth = done = 0
+    with mp.get_context("spawn").Pool(processes) as pool:
+        for _, nr, nt in pool.imap_unordered(_write_part, jobs):
+            done += 1
+            n_recs += nr
+            n_truth += nt
+            if verbose and (done % 10 == 0 or done == n_chunks):
+                print(
+                    f"  {size.name}: {done}/{n_chunks} chunks, {n_recs:,} recs rows, "
+                    f"{n_truth:,} truth rows, {time.perf_counter() - t0:.0f}s",
+                    flush=True,
+                )
     marker.write_text(f"seed={seed}\n")
     return d
 

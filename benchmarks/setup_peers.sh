@@ -19,7 +19,7 @@ PY="${PYTHON:-python3.11}"
 declare -A REQS=(
   [ranx]="ranx polars pyarrow pandas"
   [pytrec_eval]="pytrec-eval-terrier polars pyarrow"
-  [rectools]="rectools pyarrow"
+  [rectools]="rectools pyarrow<20"  # rectools pins numpy<2; newer pyarrow needs numpy 2
   [replay]="replay-rec polars pyarrow"
   [recommenders]="recommenders pyarrow"
   # torch 2.13.0 resolves to the local CPU-only wheel (a plain `torch` pulls

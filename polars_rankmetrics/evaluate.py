@@ -459,25 +459,21 @@ def _per_user(
     with ``__m``, the number of relevant items) and the hits table.
     """
     user_keys = [*truth_spec.shared_by, spec.user]
-    ideal = truth_spec.relevance is not None or any(
-        metric.name == "ndcg" and metric.k is None for metric in specs
-    )
-    wants_ideal = any(metric.name == "ndcg" for metric in specs)
-    relevant_truth = r.labeled_truth(truth, truth_spec, ideal=ideal and wants_ideal)
-    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M)]
-    if wants_ideal and ideal:
-        statistics += [
-            expr.alias(name)
-            for name, expr in _ideal_partials(specs, conv, truth_spec.grade).items()
-        ]
-    elif wants_ideal:
-        statistics.append(pl.len().alias("__n_graded"))
+    ndcg_cutoffs = {metric.k for metric in specs if metric.name == "ndcg"}
+    # every grade 1 and every ndcg cut: the ideal DCG follows from the item count alone,
+    # so the window that ranks the truth by grade is not needed
+    closed_form = truth_spec.relevance is None and None not in ndcg_cutoffs
+    ideal_ranks = bool(ndcg_cutoffs) and not closed_form
+    relevant_truth = r.labeled_truth(truth, truth_spec, ideal=ideal_ranks)
+    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M), pl.len().alias("__n_graded")]
+    if ideal_ranks:
+        ideal = _ideal_partials(specs, conv, truth_spec.grade)
+        statistics += [expr.alias(name) for name, expr in ideal.items()]
     truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
-    if wants_ideal and not ideal:
-        # every grade is 1: the ideal DCG depends on the number of items alone
+    if ndcg_cutoffs and closed_form:
         truth_stats = truth_stats.with_columns(
             formula.binary_ideal_dcg(pl.col("__n_graded"), k).alias(f"__idcg@{_tag(k)}")
-            for k in {metric.k for metric in specs if metric.name == "ndcg"}
+            for k in ndcg_cutoffs
             if k is not None
         )
     hits = _hits_table(ranked, relevant_truth, spec, truth_spec)

@@ -15,15 +15,11 @@ import copy
 import functools
 import inspect
 import itertools
-import os
 import pickle
 import pydoc
-import subprocess
-import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,27 +32,9 @@ from pandas.core.generic import NDFrame  # noqa: E402
 
 import polars_rankmetrics  # noqa: E402, F401 - registers the accessor
 from polars_rankmetrics import pandas as prm_pd  # noqa: E402
+from tests._subprocess import assert_runs  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 ORIGINAL = NDFrame.__dict__["rank"]
-
-
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh interpreter with warnings as errors."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.run(
-        [sys.executable, "-W", "error", "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=120,
-    )  # fmt: skip
-
-
-def assert_runs(code: str) -> str:
-    done = run_python(code)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @contextlib.contextmanager

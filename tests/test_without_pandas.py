@@ -7,15 +7,11 @@ this process's imports can hide a dependency.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._subprocess import assert_runs
 
 BLOCK = """
 import sys
@@ -47,23 +43,6 @@ labeled = ranked.rank.relevance(truth)
 assert sorted(labeled.filter(pl.col("rank").is_null())["item"].to_list()) == ["B", "D", "D", "Z", "Z"]
 assert labeled["is_relevant"].sum() == 6
 """
-
-
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.run(
-        [sys.executable, "-W", "error", "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=120,
-    )  # fmt: skip
-
-
-def assert_runs(code: str) -> str:
-    done = run_python(code)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.mark.parametrize("blocked", [("pandas", "pyarrow"), ("pandas",)])

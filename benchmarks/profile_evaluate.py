@@ -82,11 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         "main plan alone (no data checks)": seen["result"].collect,
     }
     for i, (frame, cks) in enumerate(seen["checked"], 1):
-        cols = []
-        for c in cks:
-            cols.extend(v._check_columns(len(cols), c))
         label = "; ".join(c.message.replace("{n}", "n")[:50] for c in cks)
-        tasks[f"check plan {i}: {label}"] = frame.select(cols).collect
+        tasks[f"check plan {i}: {label}"] = v.summary(frame, cks).collect
     tasks["floor: top-k cut + inner join + counts"] = lambda: pl.collect_all(
         join_floor(recs.lazy(), truth.lazy())
     )

@@ -27,7 +27,6 @@ __all__ = [
     "check_cutoff",
     "check_literal",
     "check_no_name_clash",
-    "duplicate_candidates",
     "duplicate_check",
     "guard",
     "nan_check",
@@ -171,11 +170,16 @@ class DataCheck:
         ``{n}`` is replaced by the number of offending rows.
     show
         Columns shown for the example row.
+    screen
+        Scalar expression, false only when no row can be bad; cheap (a null
+        count, a minimum, a look at hashes). The rows are searched for
+        ``bad`` ones only when some screen of their frame fires.
     """
 
     bad: pl.Expr
     message: str
     show: tuple[str, ...]
+    screen: pl.Expr
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -187,6 +191,19 @@ def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
         bad.sum().alias(f"{_GUARD_PREFIX}{index}_n"),
         pl.struct(example).alias(f"{_GUARD_PREFIX}{index}_row"),
     ]
+
+
+def summary(
+    frame: pl.LazyFrame, checks: Sequence[DataCheck], *, first_index: int = 0
+) -> pl.LazyFrame:
+    """One row: each check's count of bad rows and an example, searched only if screened in."""
+    columns = [
+        column
+        for index, check in enumerate(checks, start=first_index)
+        for column in _check_columns(index, check)
+    ]
+    suspect = frame.filter(pl.any_horizontal(check.screen for check in checks))
+    return suspect.select(columns)
 
 
 def _format_row(row: Mapping[str, Any] | None) -> str:
@@ -220,6 +237,10 @@ def guard(
     example rows. These rows are set beside the result, a function that sees
     only that small frame raises ``ValueError`` with every failed check, and
     otherwise hands the result back unchanged. Nothing is collected here.
+
+    The counts and examples are computed on the rows of ``frame`` only when
+    one of its checks' screens fires, and on no row otherwise: valid input,
+    the usual case, pays for the screens alone.
     """
     checked = [(frame, list(checks)) for frame, checks in checked if checks]
     if not checked:
@@ -227,11 +248,8 @@ def guard(
     messages: list[str] = []
     summaries: list[pl.LazyFrame] = []
     for frame, checks in checked:
-        columns = []
-        for check in checks:
-            columns.extend(_check_columns(len(messages), check))
-            messages.append(check.message)
-        summaries.append(frame.select(columns))
+        summaries.append(summary(frame, checks, first_index=len(messages)))
+        messages.extend(check.message for check in checks)
     schema = result.collect_schema()
     marked = result.with_columns(pl.lit(value=True).alias(_ROW_MARKER))
     combined = pl.concat([marked, *summaries], how="horizontal_extend")
@@ -251,6 +269,7 @@ def null_checks(frame: str, columns: Mapping[str, str]) -> list[DataCheck]:
             bad=pl.col(name).is_null(),
             message=f"{frame} column {name!r} ({role}) has {{n}} null value(s)",
             show=show,
+            screen=pl.col(name).null_count() > 0,
         )
         for role, name in columns.items()
     ]
@@ -258,29 +277,42 @@ def null_checks(frame: str, columns: Mapping[str, str]) -> list[DataCheck]:
 
 def nan_check(frame: str, column: str, role: str, show: Sequence[str]) -> DataCheck:
     """Floats must not be NaN: NaN cannot be ordered or summed meaningfully."""
+    nan = pl.col(column).cast(pl.Float64).is_nan()
     return DataCheck(
-        bad=pl.col(column).cast(pl.Float64).is_nan(),
+        bad=nan,
         message=f"{frame} column {column!r} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
+        screen=nan.any(),
     )
 
 
 def duplicate_check(frame: str, keys: Sequence[str], show: Sequence[str], hint: str) -> DataCheck:
-    """Each combination of ``keys`` may occur once."""
+    """Each combination of ``keys`` may occur once.
+
+    The screen looks for a repeat among sorted 64-bit hashes of the keys,
+    several times cheaper than finding the repeated rows: when no hash
+    repeats no key does, and a hash collision only costs the exact search,
+    which then finds nothing.
+    """
+    repeats = _key_hash(keys).map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
         show=tuple(show),
+        screen=repeats,
     )
 
 
-def duplicate_candidates(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
-    """Every row if some key hash repeats, else no row: a superset of the duplicated rows.
+def _key_hash(keys: Sequence[str]) -> pl.Expr:
+    # one hash per column, mixed by xor; distinct seeds keep (a, b) and (b, a) apart
+    hashes = [pl.col(name).hash(seed=17 + 31 * position) for position, name in enumerate(keys)]
+    mixed = hashes[0]
+    for other in hashes[1:]:
+        mixed = mixed ^ other
+    return mixed
 
-    Counting distinct hashes of the keys is several times cheaper than finding
-    the repeated rows, and when no hash repeats no key does. So the exact
-    check, which names a duplicated row, runs on all rows only when there is
-    something to report (or on a hash collision, where it then finds nothing).
-    """
-    hashes = pl.struct(list(keys)).hash()
-    return lf.filter(pl.len() > hashes.n_unique())
+
+def _has_repeat(hashes: pl.Series) -> bool:
+    # a sort and one comparison of neighbours: cheaper than a hash set of the hashes
+    ordered = hashes.sort()
+    return bool((ordered.slice(1) == ordered.slice(0, max(len(ordered) - 1, 0))).any())

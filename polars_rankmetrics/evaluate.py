@@ -403,10 +403,7 @@ def evaluate(
     if score is None:
         # a repeated position changes a metric only where a relevant item sits, so
         # check the (few) hit rows rather than every recommendation
-        position_keys = [*recs_spec.list_keys, rank]
-        checks.append(
-            (v.duplicate_candidates(hit_rows, position_keys), [r.position_check(recs_spec)])
-        )
+        checks.append((hit_rows, [r.position_check(recs_spec)]))
     return r.like(recs, v.guard(result, checks))
 
 
@@ -438,7 +435,10 @@ def _hits_table(
     hits = truth.join(ranked, on=on, how="inner").sort([*spec.list_keys, spec.rank])
     relevant = pl.col(r.IS_RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
-    first_of_list = pl.struct(spec.list_keys).is_first_distinct()
+    # sorted by list: a list starts where any of its keys differs from the row above
+    first_of_list = pl.any_horizontal(
+        pl.col(key).ne_missing(pl.col(key).shift(1)) for key in spec.list_keys
+    )
     before_list = pl.when(first_of_list).then(running - relevant).forward_fill()
     return hits.with_columns((running - before_list).alias(_HIT_INDEX))
 

@@ -111,6 +111,7 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
                 message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
                 "(positions start at 1)",
                 show=show,
+                screen=pl.col(spec.rank).min() < 1,
             )
         )
     return checks
@@ -127,19 +128,18 @@ def list_checks(
     show = (*spec.list_keys, spec.item, spec.rank)
     checks = []
     if spec.duplicates == "error":
-        keys = [*spec.list_keys, spec.item]
-        duplicate_items = v.duplicate_check(
-            "recs",
-            keys,
-            show,
-            hint=": an item is recommended twice in one list (missing by=...? "
-            "or pass duplicates='first' to keep its best position)",
+        checks.append(
+            v.duplicate_check(
+                "recs",
+                [*spec.list_keys, spec.item],
+                show,
+                hint=": an item is recommended twice in one list (missing by=...? "
+                "or pass duplicates='first' to keep its best position)",
+            )
         )
-        checks.append((v.duplicate_candidates(ranked, keys), [duplicate_items]))
     if positions and spec.score is None:
-        checks.append((v.duplicate_candidates(ranked, [*spec.list_keys, spec.rank]),
-                       [position_check(spec)]))  # fmt: skip
-    return checks
+        checks.append(position_check(spec))
+    return [(ranked, checks)]
 
 
 def position_check(spec: RecsSpec) -> v.DataCheck:
@@ -300,7 +300,7 @@ def truth_checks(
     if spec.relevance is not None and schema[spec.relevance].is_float():
         checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
     duplicates = v.duplicate_check("truth", keys, show, hint=": judge each item once")
-    return [(lf, checks), (v.duplicate_candidates(lf, keys), [duplicates])]
+    return [(lf, [*checks, duplicates])]
 
 
 def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> pl.LazyFrame:

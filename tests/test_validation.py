@@ -6,8 +6,11 @@ import math
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
+from polars_rankmetrics import _validation
 from tests.conftest import Backend
 
 RECS = {"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]}
@@ -265,3 +268,45 @@ def test_relevance_refuses_to_overwrite_columns() -> None:
     ranked = pl.DataFrame({**RECS, "is_relevant": [True, False, True]})
     with pytest.raises(ValueError, match=r"already has column\(s\) \['is_relevant'\]"):
         ranked.rank.relevance(pl.DataFrame(TRUTH))
+
+
+# --- the screens: cheap scalar tests that decide whether rows are searched at all
+
+
+@given(st.lists(st.tuples(st.integers(-3, 3), st.sampled_from(["a", "b", "", "ab"])), max_size=12))
+def test_duplicate_screen_fires_exactly_when_keys_repeat(rows: list[tuple[int, str]]) -> None:
+    # the screen may only err towards firing (a hash collision); on these tiny key sets
+    # a collision of 64-bit hashes would be a defect of the hash mixing, e.g. (a, b) ~ (b, a)
+    frame = pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.String}, orient="row")
+    check = _validation.duplicate_check("recs", ["user", "item"], ("user", "item"), hint="")
+    expected = len(set(rows)) < len(rows)
+    assert frame.select(check.screen).item() is expected
+
+
+def test_duplicate_screen_tells_swapped_keys_apart() -> None:
+    frame = pl.DataFrame({"user": [1, 2], "item": [2, 1]})
+    check = _validation.duplicate_check("recs", ["user", "item"], ("user", "item"), hint="")
+    assert frame.select(check.screen).item() is False
+
+
+def test_a_screen_that_fires_without_bad_rows_passes_the_result_through() -> None:
+    # what a hash collision looks like: the rows are searched and nothing is found
+    collision = _validation.DataCheck(
+        bad=pl.lit(value=False), message="never {n}", show=("user",), screen=pl.lit(value=True)
+    )
+    result = pl.LazyFrame({"x": [1.0, 2.0]})
+    checked = _validation.guard(result, [(pl.LazyFrame({"user": [1, 1]}), [collision])])
+    assert checked.collect().equals(result.collect())
+
+
+def test_rows_are_searched_only_when_a_screen_fires() -> None:
+    # a bad row behind a screen that stays quiet is not looked for: the screen is the gate
+    quiet = _validation.DataCheck(
+        bad=pl.col("user") > 0, message="{n} bad", show=("user",), screen=pl.lit(value=False)
+    )
+    loud = _validation.DataCheck(
+        bad=pl.col("user") > 0, message="{n} bad", show=("user",), screen=pl.lit(value=True)
+    )
+    frame = pl.LazyFrame({"user": [1, 2]})
+    assert _validation.summary(frame, [quiet]).collect()["__prm_check_0_n"].to_list() == [0]
+    assert _validation.summary(frame, [loud]).collect()["__prm_check_0_n"].to_list() == [2]

@@ -58,3 +58,23 @@ def test_streaming_raises_data_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match=r"duplicated \(user, item\)"):
         query.collect(engine="streaming")
+
+
+@pytest.mark.parametrize("frame", ["recs", "truth"])
+def test_streaming_finds_duplicates_far_apart(tmp_path: Path, frame: str) -> None:
+    # the repeat sits at both ends of a multi-row-group file, so a screen that looked at
+    # one morsel at a time would miss it: the screen must see every row's hash
+    n = 300_000
+    users = pl.int_range(n, eager=True).alias("user")
+    recs = pl.DataFrame({"user": users, "item": "a", "rank": 1})
+    truth = pl.DataFrame({"user": users, "item": "a"})
+    repeated = {"recs": recs, "truth": truth}[frame]
+    repeated = pl.concat([repeated, repeated.head(1)])
+    frames = {"recs": recs, "truth": truth, frame: repeated}
+    for name, data in frames.items():
+        data.write_parquet(tmp_path / f"{name}.parquet", row_group_size=10_000)
+    query = pl.scan_parquet(tmp_path / "recs.parquet").rank.evaluate(
+        pl.scan_parquet(tmp_path / "truth.parquet"), "mrr"
+    )
+    with pytest.raises(ValueError, match=rf"{frame} has 2 rows with a duplicated \(user, item\)"):
+        query.collect(engine="streaming")

@@ -418,9 +418,12 @@ def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
 def _ranked_cut(recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec]) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     ranked = r.with_positions(recs.select(list(dict.fromkeys(columns))), spec)
-    return r.cut(ranked, _largest_cutoff(specs), spec.rank).select(
-        *spec.list_keys, spec.item, spec.rank
-    )
+    k = _largest_cutoff(specs)
+    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
+    # the main plan and the duplicate check both read the cut: rank and cut once (the
+    # optimiser does not share it by itself). A top-k cut is a small share of the rows;
+    # whole lists are left to stream rather than be held in memory
+    return cut if k is None else cut.cache()
 
 
 def _hits_table(

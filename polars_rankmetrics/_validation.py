@@ -171,15 +171,17 @@ class DataCheck:
     show
         Columns shown for the example row.
     screen
-        Scalar expression, false only when no row can be bad; cheap (a null
-        count, a minimum, a look at hashes). The rows are searched for
-        ``bad`` ones only when some screen of their frame fires.
+        For checks that need every row at once (duplicates): a cheap scalar,
+        false only when no row can be bad; the rows are then searched for
+        ``bad`` ones only when some screen of their frame fires. ``None`` for
+        row-by-row checks (nulls, NaN, ranks below 1), which are counted as
+        the rows stream by: waiting for a screen would hold every row first.
     """
 
     bad: pl.Expr
     message: str
     show: tuple[str, ...]
-    screen: pl.Expr
+    screen: pl.Expr | None = None
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -202,8 +204,10 @@ def summary(
         for index, check in enumerate(checks, start=first_index)
         for column in _check_columns(index, check)
     ]
-    suspect = frame.filter(pl.any_horizontal(check.screen for check in checks))
-    return suspect.select(columns)
+    screens = [check.screen for check in checks]
+    if any(screen is None for screen in screens):
+        return frame.select(columns)
+    return frame.filter(pl.any_horizontal(screens)).select(columns)
 
 
 def _format_row(row: Mapping[str, Any] | None) -> str:
@@ -238,9 +242,9 @@ def guard(
     only that small frame raises ``ValueError`` with every failed check, and
     otherwise hands the result back unchanged. Nothing is collected here.
 
-    The counts and examples are computed on the rows of ``frame`` only when
-    one of its checks' screens fires, and on no row otherwise: valid input,
-    the usual case, pays for the screens alone.
+    Where every check of a pair has a screen, the counts and examples are
+    computed on the rows of ``frame`` only when one of the screens fires:
+    valid input, the usual case, pays for the screens alone.
     """
     checked = [(frame, list(checks)) for frame, checks in checked if checks]
     if not checked:
@@ -269,7 +273,6 @@ def null_checks(frame: str, columns: Mapping[str, str]) -> list[DataCheck]:
             bad=pl.col(name).is_null(),
             message=f"{frame} column {name!r} ({role}) has {{n}} null value(s)",
             show=show,
-            screen=pl.col(name).null_count() > 0,
         )
         for role, name in columns.items()
     ]
@@ -277,24 +280,24 @@ def null_checks(frame: str, columns: Mapping[str, str]) -> list[DataCheck]:
 
 def nan_check(frame: str, column: str, role: str, show: Sequence[str]) -> DataCheck:
     """Floats must not be NaN: NaN cannot be ordered or summed meaningfully."""
-    nan = pl.col(column).cast(pl.Float64).is_nan()
     return DataCheck(
-        bad=nan,
+        bad=pl.col(column).cast(pl.Float64).is_nan(),
         message=f"{frame} column {column!r} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
-        screen=nan.any(),
     )
 
 
 def duplicate_check(frame: str, keys: Sequence[str], show: Sequence[str], hint: str) -> DataCheck:
     """Each combination of ``keys`` may occur once.
 
-    The screen looks for a repeat among sorted 64-bit hashes of the keys,
-    several times cheaper than finding the repeated rows: when no hash
-    repeats no key does, and a hash collision only costs the exact search,
-    which then finds nothing.
+    The screen counts the distinct 64-bit hashes of the keys, several times
+    cheaper than finding the repeated rows: when no hash repeats no key does,
+    and a hash collision only costs the exact search, which then finds
+    nothing. A count of distinct values streams (the streaming engine merges
+    partial counts), where a function over the whole column would pull every
+    row into memory first.
     """
-    repeats = _key_hash(keys).map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
+    repeats = pl.len() > _key_hash(keys).n_unique()
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
@@ -310,9 +313,3 @@ def _key_hash(keys: Sequence[str]) -> pl.Expr:
     for other in hashes[1:]:
         mixed = mixed ^ other
     return mixed
-
-
-def _has_repeat(hashes: pl.Series) -> bool:
-    # a sort and one comparison of neighbours: cheaper than a hash set of the hashes
-    ordered = hashes.sort()
-    return bool((ordered.slice(1) == ordered.slice(0, max(len(ordered) - 1, 0))).any())

@@ -111,7 +111,6 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
                 message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
                 "(positions start at 1)",
                 show=show,
-                screen=pl.col(spec.rank).min() < 1,
             )
         )
     return checks
@@ -300,7 +299,8 @@ def truth_checks(
     if spec.relevance is not None and schema[spec.relevance].is_float():
         checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
     duplicates = v.duplicate_check("truth", keys, show, hint=": judge each item once")
-    return [(lf, [*checks, duplicates])]
+    # row-by-row checks stream; the duplicate check waits for its screen
+    return [(lf, checks), (lf, [duplicates])]
 
 
 def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> pl.LazyFrame:

@@ -16,6 +16,7 @@ much cheaper. Both then apply the formulas below, so a metric is defined once.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
@@ -35,16 +36,31 @@ def gain(grade: pl.Expr, kind: Gain) -> pl.Expr:
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
 
 
-def binary_ideal_dcg(n_items: pl.Expr, k: int) -> pl.Expr:
-    """The ideal DCG@k of a user whose ``n_items`` truth items all have grade 1.
+def ideal_dcg(levels: Sequence[tuple[pl.Expr, pl.Expr]], k: int) -> pl.Expr:
+    """The ideal DCG@k of a user from the number of items at each grade.
 
-    Both gains give 1 for grade 1, so it is ``sum_{i=1..min(n, k)} 1 / log2(i + 1)``,
-    looked up in a table of k + 1 prefix sums.
+    ``levels`` pairs each grade's gain with the user's count of items at that
+    grade, grades in descending order. The ideal list puts the items of the
+    highest grade first, so a grade whose items follow ``start`` items of
+    higher grades fills positions ``start + 1 .. start + count`` and adds
+    ``gain * sum 1 / log2(i + 1)`` over those of them within 1..k: a difference
+    of two entries of a table of k + 1 prefix sums. No item needs a position.
     """
-    prefix = [0.0]
+    prefix_sums = [0.0]
     for position in range(1, k + 1):
-        prefix.append(prefix[-1] + 1.0 / math.log2(position + 1))
-    return pl.lit(pl.Series(prefix)).gather(pl.min_horizontal(n_items, pl.lit(k)))
+        prefix_sums.append(prefix_sums[-1] + 1.0 / math.log2(position + 1))
+    table = pl.lit(pl.Series(prefix_sums))
+    total = pl.lit(0.0)
+    start: pl.Expr = pl.lit(0, dtype=pl.UInt32)
+    for level_gain, count in levels:
+        end = start + count
+        filled = table.gather(pl.min_horizontal(end, pl.lit(k))) - table.gather(
+            pl.min_horizontal(start, pl.lit(k))
+        )
+        # a grade whose items all fall past k adds nothing (also not inf * 0 = NaN)
+        total = total + pl.when(filled > 0).then(level_gain * filled).otherwise(0.0)
+        start = end
+    return total
 
 
 def defined(value: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:

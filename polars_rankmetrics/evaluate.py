@@ -388,7 +388,14 @@ def evaluate(
     )
     ranked = _ranked_cut(recs_lf, recs_spec, specs, hold=isinstance(recs, pl.DataFrame))
     partials, hit_rows = _per_user(
-        recs_lf, ranked, truth_lf, spec=recs_spec, truth_spec=truth_spec, specs=specs, conv=conv
+        recs_lf,
+        ranked,
+        truth_lf,
+        spec=recs_spec,
+        truth_spec=truth_spec,
+        specs=specs,
+        conv=conv,
+        grade_levels=r.grade_levels(truth, truth_spec),
     )
     result = _scores(
         partials,
@@ -458,27 +465,36 @@ def _per_user(
     truth_spec: r.TruthSpec,
     specs: Sequence[MetricSpec],
     conv: _Conventions,
+    grade_levels: tuple[float, ...] | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
     Returns the per-user frame (one row per evaluated user and ``by`` group,
     with ``__m``, the number of relevant items) and the hits table.
+    ``grade_levels``: the truth's distinct positive grades when known up front
+    (:func:`polars_rankmetrics.ranking.grade_levels`), else ``None``.
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     ndcg_cutoffs = {metric.k for metric in specs if metric.name == "ndcg"}
-    # every grade 1 and every ndcg cut: the ideal DCG follows from the item count alone,
-    # so the window that ranks the truth by grade is not needed
-    closed_form = truth_spec.relevance is None and None not in ndcg_cutoffs
-    ideal_ranks = bool(ndcg_cutoffs) and not closed_form
+    # grades known up front and every ndcg cut finite: the ideal DCG follows from the
+    # user's item count per grade, so the window that ranks the truth by grade is not needed
+    levels = grade_levels if None not in ndcg_cutoffs else None
+    ideal_ranks = bool(ndcg_cutoffs) and levels is None
     relevant_truth = r.labeled_truth(truth, truth_spec, ideal=ideal_ranks)
-    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M), pl.len().alias("__n_graded")]
+    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M)]
     if ideal_ranks:
         ideal = _ideal_partials(specs, conv, truth_spec.grade)
         statistics += [expr.alias(name) for name, expr in ideal.items()]
+    elif ndcg_cutoffs and levels is not None:
+        statistics += _grade_counts(levels, truth_spec)
     truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
-    if ndcg_cutoffs and closed_form:
+    if ndcg_cutoffs and levels is not None:
+        counted = [
+            (formula.gain(pl.lit(level), conv.gain), pl.col(f"__n_grade{index}"))
+            for index, level in enumerate(levels)
+        ]
         truth_stats = truth_stats.with_columns(
-            formula.binary_ideal_dcg(pl.col("__n_graded"), k).alias(f"__idcg@{_tag(k)}")
+            formula.ideal_dcg(counted, k).alias(f"__idcg@{_tag(k)}")
             for k in ndcg_cutoffs
             if k is not None
         )
@@ -496,6 +512,15 @@ def _per_user(
         pl.col(sums).fill_null(0)
     )
     return per_user, hits
+
+
+def _grade_counts(levels: Sequence[float], truth_spec: r.TruthSpec) -> list[pl.Expr]:
+    """Per user, the number of truth items at each grade (``__n_grade<i>``)."""
+    if truth_spec.relevance is None:
+        # every grade is 1: the count is the user's number of rows
+        return [pl.len().alias("__n_grade0")]
+    grade = pl.col(truth_spec.grade)
+    return [(grade == level).sum().alias(f"__n_grade{i}") for i, level in enumerate(levels)]
 
 
 def _judged_users(

@@ -330,6 +330,32 @@ def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> p
     return labeled.with_columns(ideal_rank.over([*spec.shared_by, spec.user]).alias(IDEAL_RANK))
 
 
+# more distinct grades than this: rank the truth instead of counting per grade
+MAX_GRADE_LEVELS = 16
+
+
+def grade_levels(
+    truth: pl.DataFrame | pl.LazyFrame, spec: TruthSpec
+) -> tuple[float, ...] | None:
+    """The distinct positive grades of the truth, highest first, when known up front.
+
+    Every grade is 1 without a relevance column. A truth already in memory is
+    read for them (one column's distinct values, a small cost); a lazy truth is
+    not, since that would run its query before ``collect``. ``None`` also when
+    there are more than ``MAX_GRADE_LEVELS`` grades (e.g. continuous scores).
+    """
+    if spec.relevance is None:
+        return (1.0,)
+    if not isinstance(truth, pl.DataFrame):
+        return None
+    grades = truth.get_column(spec.relevance).cast(pl.Float64)
+    positive = grades.filter(grades > 0).unique()
+    # NaN (refused by the data checks when the query runs) and inf: rank instead
+    if positive.len() > MAX_GRADE_LEVELS or not positive.is_finite().all():
+        return None
+    return tuple(sorted(positive.to_list(), reverse=True))
+
+
 def expand_over_groups(
     truth: pl.LazyFrame, recs: pl.LazyFrame, recs_only_by: Sequence[str], shared_by: Sequence[str]
 ) -> pl.LazyFrame:

@@ -6,6 +6,7 @@ Expected values are computed by hand in the comments next to them.
 from __future__ import annotations
 
 import inspect
+import math
 
 import polars as pl
 import pytest
@@ -354,3 +355,75 @@ def test_explicit_user_policies_win_over_the_trec_preset(backend: Backend) -> No
         users_without_truth="exclude", users_without_recs="zero",
     )  # fmt: skip
     assert explicit.rows() == [(1, 1.0), (3, 0.0)]
+
+
+# ideal DCG: from counts per grade when the truth's grades are known up front (a truth
+# in memory with few grades), from a window that ranks the truth otherwise
+GRADED_RECS = {"user": [1, 1, 1], "item": ["a", "b", "c"], "rank": [1, 2, 3]}
+GRADED_TRUTH = {
+    "user": [1, 1, 1, 1, 1, 1],
+    "item": ["a", "b", "c", "d", "e", "f"],
+    "rel": [1.0, 2.0, 3.0, 2.0, 0.5, -1.0],
+}
+LOG2_3 = 1.5849625007211563
+
+
+@pytest.mark.parametrize(
+    ("gain", "expected"),
+    [
+        # gains 1, 2, 3 shown; the ideal list is 3, 2, 2 (d ties b), then 1, 0.5
+        ("linear", (1 + 2 / LOG2_3 + 3 / 2) / (3 + 2 / LOG2_3 + 2 / 2)),
+        ("exponential", (1 + 3 / LOG2_3 + 7 / 2) / (7 + 3 / LOG2_3 + 3 / 2)),
+    ],
+)
+@pytest.mark.parametrize("truth_kind", ["eager", "lazy"])
+def test_ideal_dcg_by_hand_from_either_truth(gain: str, expected: float, truth_kind: str) -> None:
+    truth = pl.DataFrame(GRADED_TRUTH)
+    got = prm.evaluate(
+        pl.DataFrame(GRADED_RECS),
+        truth if truth_kind == "eager" else truth.lazy(),
+        ["ndcg@3", "ndcg@10"],
+        relevance="rel",
+        gain=gain,  # type: ignore[arg-type]
+    )
+    assert got["ndcg@3"].item() == pytest.approx(expected, rel=1e-12)
+    # @10: the whole ideal list 3, 2, 2, 1, 0.5 fits; the items past position 3 count too
+    ideal = [3, 2, 2, 1, 0.5]
+    gains = ideal if gain == "linear" else [2**g - 1 for g in ideal]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    shown = [1, 2, 3] if gain == "linear" else [1, 3, 7]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(shown))
+    assert got["ndcg@10"].item() == pytest.approx(dcg / idcg, rel=1e-12)
+
+
+def _ranks_the_truth(truth: pl.DataFrame | pl.LazyFrame, metrics: list[str]) -> bool:
+    plan = prm.evaluate(pl.LazyFrame(GRADED_RECS), truth, metrics, relevance="rel").explain()
+    return ".over(" in plan
+
+
+def test_ideal_dcg_skips_the_ranking_window_only_when_grades_are_known() -> None:
+    truth = pl.DataFrame(GRADED_TRUTH)
+    assert not _ranks_the_truth(truth, ["ndcg@3"])
+    # a lazy truth is not read early; a whole-list ideal DCG has no cutoff to count to
+    assert _ranks_the_truth(truth.lazy(), ["ndcg@3"])
+    assert _ranks_the_truth(truth, ["ndcg"])
+    # more grades than are worth a count each (continuous grades, say)
+    too_many = pl.DataFrame(
+        {"user": 1, "item": [f"i{n}" for n in range(18)], "rel": [n / 7 for n in range(1, 19)]}
+    )
+    assert _ranks_the_truth(too_many, ["ndcg@3"])
+
+
+def test_grade_levels() -> None:
+    spec = prm.ranking.TruthSpec("user", "item", "rel", None, ())
+    truth = pl.DataFrame(GRADED_TRUTH)
+    assert prm.ranking.grade_levels(truth, spec) == (3.0, 2.0, 1.0, 0.5)
+    assert prm.ranking.grade_levels(truth.lazy(), spec) is None
+    without = prm.ranking.TruthSpec("user", "item", None, None, ())
+    assert prm.ranking.grade_levels(truth.lazy(), without) == (1.0,)
+    # grades 1..17 (and 0, -1, which add nothing)
+    assert prm.ranking.grade_levels(pl.DataFrame({"rel": list(range(-1, 18))}), spec) is None
+    sixteen = pl.DataFrame({"rel": [*range(-1, 17), 16]})
+    assert prm.ranking.grade_levels(sixteen, spec) == tuple(float(g) for g in range(16, 0, -1))
+    for odd in (float("nan"), float("inf")):
+        assert prm.ranking.grade_levels(pl.DataFrame({"rel": [1.0, odd]}), spec) is None

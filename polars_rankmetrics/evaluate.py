@@ -386,7 +386,8 @@ def evaluate(
     recs_lf, truth_lf, truth_spec, checks = r.prepare(
         recs, truth, recs_spec, (relevance, relevance_level)
     )
-    ranked = _ranked_cut(recs_lf, recs_spec, specs, hold=isinstance(recs, pl.DataFrame))
+    in_memory = isinstance(recs, pl.DataFrame)
+    ranked = _ranked_cut(recs_lf, recs_spec, specs, hold=in_memory)
     partials, hit_rows = _per_user(
         recs_lf,
         ranked,
@@ -406,11 +407,11 @@ def evaluate(
         conv=conv,
         per_user=per_user,
     )
-    checks.extend(r.list_checks(ranked, recs_spec, positions=False))
+    checks.extend(r.list_checks(ranked, recs_spec, positions=False, in_memory=in_memory))
     if score is None:
         # a repeated position changes a metric only where a relevant item sits, so
         # check the (few) hit rows rather than every recommendation
-        checks.append((hit_rows, [r.position_check(recs_spec)]))
+        checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
     return r.like(recs, v.guard(result, checks))
 
 

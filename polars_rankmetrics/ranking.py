@@ -117,12 +117,13 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
 
 
 def list_checks(
-    ranked: pl.LazyFrame, spec: RecsSpec, *, positions: bool = True
+    ranked: pl.LazyFrame, spec: RecsSpec, *, positions: bool = True, in_memory: bool = False
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
     """Checks of ranked lists: each item once per list and, if asked, each position once.
 
     Score-derived positions are distinct by construction, so only given ranks
-    are checked for repeats.
+    are checked for repeats. ``in_memory``: ``ranked`` comes from a frame in
+    memory (see :func:`polars_rankmetrics._validation.duplicate_check`).
     """
     show = (*spec.list_keys, spec.item, spec.rank)
     checks = []
@@ -134,20 +135,22 @@ def list_checks(
                 show,
                 hint=": an item is recommended twice in one list (missing by=...? "
                 "or pass duplicates='first' to keep its best position)",
+                in_memory=in_memory,
             )
         )
     if positions and spec.score is None:
-        checks.append(position_check(spec))
+        checks.append(position_check(spec, in_memory=in_memory))
     return [(ranked, checks)]
 
 
-def position_check(spec: RecsSpec) -> v.DataCheck:
+def position_check(spec: RecsSpec, *, in_memory: bool = False) -> v.DataCheck:
     """Two items at one position make P@i and AP ambiguous."""
     return v.duplicate_check(
         "recs",
         [*spec.list_keys, spec.rank],
         (*spec.list_keys, spec.item, spec.rank),
         hint=": two items share one position in a list (missing by=...?)",
+        in_memory=in_memory,
     )
 
 
@@ -251,7 +254,9 @@ def positions(
     schema = lf.collect_schema()
     check_recs_schema(schema, spec)
     ranked: pl.LazyFrame = cut(with_positions(lf, spec), k, rank)
-    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *list_checks(ranked, spec)])
+    in_memory = isinstance(recs, pl.DataFrame)
+    checks = list_checks(ranked, spec, in_memory=in_memory)
+    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *checks])
     return like(recs, checked)
 
 
@@ -285,9 +290,13 @@ def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
 
 
 def truth_checks(
-    lf: pl.LazyFrame, spec: TruthSpec, schema: pl.Schema
+    lf: pl.LazyFrame, spec: TruthSpec, schema: pl.Schema, *, in_memory: bool = False
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
-    """Data checks on the truth: no nulls or NaN, each (user, item) judged once."""
+    """Data checks on the truth: no nulls or NaN, each (user, item) judged once.
+
+    ``in_memory``: ``lf`` reads a frame in memory (see
+    :func:`polars_rankmetrics._validation.duplicate_check`).
+    """
     keys = [*spec.shared_by, spec.user, spec.item]
     columns = {"user": spec.user, "item": spec.item}
     columns.update({f"by[{i}]": name for i, name in enumerate(spec.shared_by)})
@@ -298,7 +307,9 @@ def truth_checks(
     checks = v.null_checks("truth", columns)
     if spec.relevance is not None and schema[spec.relevance].is_float():
         checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
-    duplicates = v.duplicate_check("truth", keys, show, hint=": judge each item once")
+    duplicates = v.duplicate_check(
+        "truth", keys, show, hint=": judge each item once", in_memory=in_memory
+    )
     # row-by-row checks stream; the duplicate check waits for its screen
     return [(lf, checks), (lf, [duplicates])]
 
@@ -334,9 +345,7 @@ def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> p
 MAX_GRADE_LEVELS = 16
 
 
-def grade_levels(
-    truth: pl.DataFrame | pl.LazyFrame, spec: TruthSpec
-) -> tuple[float, ...] | None:
+def grade_levels(truth: pl.DataFrame | pl.LazyFrame, spec: TruthSpec) -> tuple[float, ...] | None:
     """The distinct positive grades of the truth, highest first, when known up front.
 
     Every grade is 1 without a relevance column. A truth already in memory is
@@ -399,7 +408,9 @@ def prepare(
     )
     checks = [
         (recs_lf, recs_checks(recs_spec, recs_schema)),
-        *truth_checks(truth_lf, truth_spec, truth_schema),
+        *truth_checks(
+            truth_lf, truth_spec, truth_schema, in_memory=isinstance(truth, pl.DataFrame)
+        ),
     ]
     return recs_lf, truth_lf, truth_spec, checks
 
@@ -504,5 +515,5 @@ def relevance(
         .select(*schema.names(), *added)
         .sort([*spec.list_keys, rank, item], nulls_last=True)
     )
-    checks.extend(list_checks(recs_lf, spec))
+    checks.extend(list_checks(recs_lf, spec, in_memory=isinstance(recs, pl.DataFrame)))
     return like(recs, v.guard(labeled, checks))

@@ -273,19 +273,35 @@ def test_relevance_refuses_to_overwrite_columns() -> None:
 # --- the screens: cheap scalar tests that decide whether rows are searched at all
 
 
+# both forms of the duplicate screen: a sort of the whole hash column (frames in
+# memory) and a streaming count of distinct hashes (lazy scans)
+IN_MEMORY = pytest.mark.parametrize("in_memory", [True, False], ids=["sorted", "counted"])
+
+
+@IN_MEMORY
 @given(st.lists(st.tuples(st.integers(-3, 3), st.sampled_from(["a", "b", "", "ab"])), max_size=12))
-def test_duplicate_screen_fires_exactly_when_keys_repeat(rows: list[tuple[int, str]]) -> None:
+def test_duplicate_screen_fires_exactly_when_keys_repeat(
+    in_memory: bool, rows: list[tuple[int, str]]
+) -> None:
     # the screen may only err towards firing (a hash collision); on these tiny key sets
     # a collision of 64-bit hashes would be a defect of the hash mixing, e.g. (a, b) ~ (b, a)
     frame = pl.DataFrame(rows, schema={"user": pl.Int64, "item": pl.String}, orient="row")
-    check = _validation.duplicate_check("recs", ["user", "item"], ("user", "item"), hint="")
+    check = _validation.duplicate_check(
+        "recs", ["user", "item"], ("user", "item"), hint="", in_memory=in_memory
+    )
     expected = len(set(rows)) < len(rows)
     assert frame.select(check.screen).item() is expected
+    # the same through the streaming engine, morsel by morsel
+    streamed = frame.lazy().select(check.screen).collect(engine="streaming")
+    assert streamed.item() is expected
 
 
-def test_duplicate_screen_tells_swapped_keys_apart() -> None:
+@IN_MEMORY
+def test_duplicate_screen_tells_swapped_keys_apart(in_memory: bool) -> None:
     frame = pl.DataFrame({"user": [1, 2], "item": [2, 1]})
-    check = _validation.duplicate_check("recs", ["user", "item"], ("user", "item"), hint="")
+    check = _validation.duplicate_check(
+        "recs", ["user", "item"], ("user", "item"), hint="", in_memory=in_memory
+    )
     assert frame.select(check.screen).item() is False
 
 

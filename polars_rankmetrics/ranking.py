@@ -255,8 +255,10 @@ def positions(
     check_recs_schema(schema, spec)
     ranked: pl.LazyFrame = cut(with_positions(lf, spec), k, rank)
     in_memory = isinstance(recs, pl.DataFrame)
-    checks = list_checks(ranked, spec, in_memory=in_memory)
-    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *checks])
+    lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
+        ranked, spec, in_memory=in_memory
+    )
+    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *lists])
     return like(recs, checked)
 
 

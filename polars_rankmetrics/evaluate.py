@@ -388,6 +388,8 @@ def evaluate(
     )
     in_memory = isinstance(recs, pl.DataFrame)
     ranked = _ranked_cut(recs_lf, recs_spec, specs, hold=in_memory)
+    # only NDCG reads the grades up front (an in-memory truth's distinct grades)
+    wants_ndcg = any(metric.name == "ndcg" for metric in specs)
     partials, hit_rows = _per_user(
         recs_lf,
         ranked,
@@ -396,7 +398,7 @@ def evaluate(
         truth_spec=truth_spec,
         specs=specs,
         conv=conv,
-        grade_levels=r.grade_levels(truth, truth_spec),
+        grade_levels=r.grade_levels(truth, truth_spec) if wants_ndcg else None,
     )
     result = _scores(
         partials,

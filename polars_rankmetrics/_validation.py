@@ -171,11 +171,12 @@ class DataCheck:
     show
         Columns shown for the example row.
     screen
-        For checks that need every row at once (duplicates): a cheap scalar,
-        false only when no row can be bad; the rows are then searched for
-        ``bad`` ones only when some screen of their frame fires. ``None`` for
-        row-by-row checks (nulls, NaN, ranks below 1), which are counted as
-        the rows stream by: waiting for a screen would hold every row first.
+        A cheap scalar, false only when no row can be bad; the rows are then
+        searched for ``bad`` ones only when some screen of their frame fires.
+        Duplicate checks always have one (they need every row at once anyway).
+        Row-by-row checks (nulls, NaN, ranks below 1) have one only for frames
+        in memory; on a lazy scan they are counted as the rows stream by
+        (``None``), since waiting for a screen would hold every row first.
     """
 
     bad: pl.Expr
@@ -265,25 +266,39 @@ def guard(
     )
 
 
-def null_checks(frame: str, columns: Mapping[str, str]) -> list[DataCheck]:
-    """One check per column: no nulls allowed in ``columns`` (role -> name)."""
+def null_checks(
+    frame: str, columns: Mapping[str, str], *, in_memory: bool = False
+) -> list[DataCheck]:
+    """One check per column: no nulls allowed in ``columns`` (role -> name).
+
+    With ``in_memory`` each has a screen: a column in memory knows its null
+    count without a look at its values.
+    """
     show = tuple(dict.fromkeys(columns.values()))
     return [
         DataCheck(
             bad=pl.col(name).is_null(),
             message=f"{frame} column {name!r} ({role}) has {{n}} null value(s)",
             show=show,
+            screen=pl.col(name).null_count() > 0 if in_memory else None,
         )
         for role, name in columns.items()
     ]
 
 
-def nan_check(frame: str, column: str, role: str, show: Sequence[str]) -> DataCheck:
-    """Floats must not be NaN: NaN cannot be ordered or summed meaningfully."""
+def nan_check(
+    frame: str, column: str, role: str, show: Sequence[str], *, in_memory: bool = False
+) -> DataCheck:
+    """Floats must not be NaN: NaN cannot be ordered or summed meaningfully.
+
+    With ``in_memory`` a screen (any NaN at all) gates the search for the rows.
+    """
+    nan = pl.col(column).cast(pl.Float64).is_nan()
     return DataCheck(
-        bad=pl.col(column).cast(pl.Float64).is_nan(),
+        bad=nan,
         message=f"{frame} column {column!r} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
+        screen=nan.any() if in_memory else None,
     )
 
 

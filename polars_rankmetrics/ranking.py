@@ -93,17 +93,21 @@ def check_recs_schema(schema: pl.Schema, spec: RecsSpec) -> None:
         v.require_integer(schema, spec.rank, frame="recs", role="rank")
 
 
-def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
-    """Data checks on the whole recommendations frame (nulls, NaN, rank < 1)."""
+def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -> list[v.DataCheck]:
+    """Data checks on the whole recommendations frame (nulls, NaN, rank < 1).
+
+    ``in_memory``: the frame is in memory, so each check gets a screen (see
+    :class:`polars_rankmetrics._validation.DataCheck`).
+    """
     position = spec.score if spec.score is not None else spec.rank
     columns = {"user": spec.user, "item": spec.item}
     columns.update({f"by[{i}]": name for i, name in enumerate(spec.by)})
     columns["score" if spec.score is not None else "rank"] = position
     show = tuple(dict.fromkeys([*spec.by, spec.user, spec.item, position]))
-    checks = v.null_checks("recs", columns)
+    checks = v.null_checks("recs", columns, in_memory=in_memory)
     if spec.score is not None:
         if schema[spec.score].is_float():
-            checks.append(v.nan_check("recs", spec.score, "score", show))
+            checks.append(v.nan_check("recs", spec.score, "score", show, in_memory=in_memory))
     else:
         checks.append(
             v.DataCheck(
@@ -111,6 +115,7 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema) -> list[v.DataCheck]:
                 message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
                 "(positions start at 1)",
                 show=show,
+                screen=pl.col(spec.rank).min() < 1 if in_memory else None,
             )
         )
     return checks
@@ -258,7 +263,7 @@ def positions(
     lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
         ranked, spec, in_memory=in_memory
     )
-    checked = v.guard(ranked, [(lf, recs_checks(spec, schema)), *lists])
+    checked = v.guard(ranked, [(lf, recs_checks(spec, schema, in_memory=in_memory)), *lists])
     return like(recs, checked)
 
 
@@ -306,13 +311,13 @@ def truth_checks(
     if spec.relevance is not None:
         columns["relevance"] = spec.relevance
         show = (*keys, spec.relevance)
-    checks = v.null_checks("truth", columns)
+    checks = v.null_checks("truth", columns, in_memory=in_memory)
     if spec.relevance is not None and schema[spec.relevance].is_float():
-        checks.append(v.nan_check("truth", spec.relevance, "relevance", show))
+        checks.append(v.nan_check("truth", spec.relevance, "relevance", show, in_memory=in_memory))
     duplicates = v.duplicate_check(
         "truth", keys, show, hint=": judge each item once", in_memory=in_memory
     )
-    # row-by-row checks stream; the duplicate check waits for its screen
+    # on a scan the row-by-row checks stream while the duplicate check waits for its screen
     return [(lf, checks), (lf, [duplicates])]
 
 
@@ -409,7 +414,7 @@ def prepare(
         recs_lf, truth_lf, keys, recs_schema=recs_schema, truth_schema=truth_schema
     )
     checks = [
-        (recs_lf, recs_checks(recs_spec, recs_schema)),
+        (recs_lf, recs_checks(recs_spec, recs_schema, in_memory=isinstance(recs, pl.DataFrame))),
         *truth_checks(
             truth_lf, truth_spec, truth_schema, in_memory=isinstance(truth, pl.DataFrame)
         ),

@@ -326,3 +326,42 @@ def test_rows_are_searched_only_when_a_screen_fires() -> None:
     frame = pl.LazyFrame({"user": [1, 2]})
     assert _validation.summary(frame, [quiet]).collect()["__prm_check_0_n"].to_list() == [0]
     assert _validation.summary(frame, [loud]).collect()["__prm_check_0_n"].to_list() == [2]
+
+
+@pytest.mark.parametrize("position", ["rank", "score"])
+def test_row_checks_are_screened_only_for_frames_in_memory(position: str) -> None:
+    # in memory the null counts are known and a minimum is one fast pass; on a scan the
+    # rows must not wait for a screen (they stream through the counts instead)
+    schema = pl.Schema({"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "score": pl.Float64})
+    spec = prm.ranking.RecsSpec(
+        "user", "item", "rank", "score" if position == "score" else None, ()
+    )
+    screened = prm.ranking.recs_checks(spec, schema, in_memory=True)
+    streamed = prm.ranking.recs_checks(spec, schema, in_memory=False)
+    assert len(screened) == len(streamed) == 4
+    assert all(check.screen is not None for check in screened)
+    assert all(check.screen is None for check in streamed)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("user", None, "'user' \\(user\\) has 1 null"),
+        ("rank", 0, "'rank' \\(rank\\) has 1 value\\(s\\) below 1"),
+        ("rank", None, "'rank' \\(rank\\) has 1 null"),
+    ],
+)
+def test_screened_row_checks_find_a_bad_row_among_many(
+    column: str, value: int | None, message: str
+) -> None:
+    # one bad row in the middle of a frame in memory: its screen fires and the row is shown
+    n = 50_000
+    rows = pl.int_range(n, eager=True)
+    recs = pl.DataFrame({"user": rows // 10, "item": rows, "rank": rows % 10 + 1})
+    bad = recs.with_columns(
+        pl.when(pl.int_range(n) == n // 2).then(value).otherwise(pl.col(column)).alias(column)
+    )
+    truth = pl.DataFrame({"user": [0], "item": [0]})
+    with pytest.raises(ValueError, match=message):
+        prm.evaluate(bad, truth, "map@10")
+    assert prm.evaluate(recs, truth, "map@10")["map@10"].item() == 1.0

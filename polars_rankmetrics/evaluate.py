@@ -387,7 +387,13 @@ def evaluate(
         recs, truth, recs_spec, (relevance, relevance_level)
     )
     in_memory = isinstance(recs, pl.DataFrame)
-    ranked = _ranked_cut(recs_lf, recs_spec, specs, hold=in_memory)
+    ranked = _ranked_cut(
+        recs_lf,
+        recs_spec,
+        specs,
+        hold=in_memory,
+        run_lengths=r.lengths_in_rank_order(recs, recs_spec),
+    )
     # only NDCG reads the grades up front (an in-memory truth's distinct grades)
     wants_ndcg = any(metric.name == "ndcg" for metric in specs)
     partials, hit_rows = _per_user(
@@ -426,10 +432,16 @@ def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
 
 
 def _ranked_cut(
-    recs: pl.LazyFrame, spec: r.RecsSpec, specs: Sequence[MetricSpec], *, hold: bool
+    recs: pl.LazyFrame,
+    spec: r.RecsSpec,
+    specs: Sequence[MetricSpec],
+    *,
+    hold: bool,
+    run_lengths: pl.Series | None,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
-    ranked = r.with_positions(recs.select(list(dict.fromkeys(columns))), spec)
+    selected = recs.select(list(dict.fromkeys(columns)))
+    ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
     k = _largest_cutoff(specs)
     cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and

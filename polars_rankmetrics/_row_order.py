@@ -1,0 +1,110 @@
+"""Positions from the row order, for lists that already come in rank order.
+
+Top-k retrieval output is usually written list by list, best first: each
+(by..., user) list is one block of consecutive rows, sorted by score. For such
+a frame a row's position is simply its place in its block, and the per-list
+ranking window (most of the cost of ranks from scores) is not needed.
+
+:func:`run_lengths_in_rank_order` finds out whether a frame in memory is laid
+out so, in about one pass over its columns, and returns the lists' lengths;
+:func:`run_position` turns them into positions. The probe reads the rows, so
+it is only for frames already in memory: on a lazy query it would run the
+query early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+__all__ = ["run_lengths_in_rank_order", "run_position"]
+
+
+def _continues_list(keys: Sequence[str]) -> pl.Expr:
+    # the row above belongs to the same list (the first row: no row above)
+    return pl.all_horizontal(pl.col(key).eq_missing(pl.col(key).shift(1)) for key in keys)
+
+
+def _list_column(keys: Sequence[str]) -> pl.Expr:
+    return pl.col(keys[0]) if len(keys) == 1 else pl.struct(list(keys))
+
+
+def run_lengths_in_rank_order(
+    frame: pl.DataFrame,
+    *,
+    keys: Sequence[str],
+    item: str,
+    score: str,
+    ties: Literal["item_desc", "item_asc", "input"],
+) -> pl.Series | None:
+    """The lists' lengths, in row order, if every list is one block of rows in rank order.
+
+    The order is score descending and, among equal scores, item descending
+    (``"item_desc"``), ascending (``"item_asc"``) or as the rows come
+    (``"input"``), with scores compared as float64: exactly the order in
+    which :func:`polars_rankmetrics.positions` numbers the rows. It holds when
+    each row follows its predecessor in that order unless it starts a list,
+    and no list starts twice (the runs of equal keys have distinct keys).
+    ``None`` otherwise.
+
+    Item ids are compared in their own order only when they are numbers or
+    strings; for other item dtypes, tied scores give ``None`` (the general
+    ranking then runs).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> recs = pl.DataFrame({"user": [1, 1, 2], "item": [5, 3, 5], "score": [0.9, 0.9, 0.2]})
+    >>> run_lengths_in_rank_order(
+    ...     recs, keys=["user"], item="item", score="score", ties="item_desc"
+    ... ).to_list()
+    [2, 1]
+    >>> run_lengths_in_rank_order(recs, keys=["user"], item="item", score="score", ties="item_asc")
+    """
+    # as the ranking compares them: float64, with -0.0 folded into 0.0
+    value = pl.col(score).cast(pl.Float64) + 0.0
+    starts = ~_continues_list(keys)
+    try:
+        runs = frame.select(_list_column(keys).rle()).to_series()
+        if runs.struct.field("value").n_unique() != runs.len():
+            return None  # some list comes in more than one block
+        # the common case first, strictly falling scores: one comparison per row. Nulls
+        # and NaN are refused by the data checks when the query runs; here a comparison
+        # with them is not true, and the general ranking is used
+        strict = (starts | (value < value.shift(1)).fill_null(value=False)).all()
+        ordered = frame.lazy().select(strict).collect().item()
+        if not ordered:
+            # equal scores somewhere: they must already be in the tie rule's order
+            in_tie_order = _in_tie_order(value, item, ties, frame)
+            ordered = frame.select((starts | in_tie_order).all()).item()
+    except pl.exceptions.PolarsError:
+        # keys of a dtype without comparisons: take the general path, which has none
+        return None
+    return runs.struct.field("len") if ordered else None
+
+
+def _in_tie_order(
+    value: pl.Expr, item: str, ties: Literal["item_desc", "item_asc", "input"], frame: pl.DataFrame
+) -> pl.Expr:
+    previous = value.shift(1)
+    if ties == "input":
+        return (value <= previous).fill_null(value=False)
+    dtype = frame.schema[item]
+    if not (dtype.is_numeric() or dtype == pl.String):
+        return pl.lit(value=False)
+    current, above = pl.col(item), pl.col(item).shift(1)
+    later = current < above if ties == "item_desc" else current > above
+    return ((value < previous) | ((value == previous) & later)).fill_null(value=False)
+
+
+def run_position(lengths: pl.Series) -> pl.Expr:
+    """A row's 1-based place in its list, given the lists' lengths in row order.
+
+    One ``1..length`` range per list, laid end to end: the lists, not the rows,
+    are counted. The lengths come from the frame in memory (run-length encoding
+    inside a streaming query is not safe on a frame of several chunks in
+    Polars 2.1).
+    """
+    return pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()

@@ -7,7 +7,7 @@ ranking window (most of the cost of ranks from scores) is not needed.
 
 :func:`run_lengths_in_rank_order` finds out whether a frame in memory is laid
 out so, in about one pass over its columns, and returns the lists' lengths;
-:func:`run_position` turns them into positions. The probe reads the rows, so
+:func:`run_positions` turns them into positions. The probe reads the rows, so
 it is only for frames already in memory: on a lazy query it would run the
 query early.
 """
@@ -19,7 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["run_lengths_in_rank_order", "run_position"]
+__all__ = ["run_lengths_in_rank_order", "run_positions"]
 
 
 def _continues_list(keys: Sequence[str]) -> pl.Expr:
@@ -99,12 +99,17 @@ def _in_tie_order(
     return ((value < previous) | ((value == previous) & later)).fill_null(value=False)
 
 
-def run_position(lengths: pl.Series) -> pl.Expr:
-    """A row's 1-based place in its list, given the lists' lengths in row order.
+def run_positions(lengths: pl.Series) -> pl.Series:
+    """Each row's 1-based place in its list, given the lists' lengths in row order.
 
-    One ``1..length`` range per list, laid end to end: the lists, not the rows,
-    are counted. The lengths come from the frame in memory (run-length encoding
-    inside a streaming query is not safe on a frame of several chunks in
-    Polars 2.1).
+    One ``1..length`` range per list, laid end to end. It is built here, from
+    the frame in memory, and handed to the query as a column: run-length
+    encoding inside a streaming query panics on a frame whose runs cross its
+    chunks in Polars 2.1.
+
+    Examples
+    --------
+    >>> run_positions(pl.Series([2, 1, 3])).to_list()
+    [1, 2, 1, 1, 2, 3]
     """
-    return pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()
+    return pl.select(pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()).to_series()

@@ -392,7 +392,7 @@ def evaluate(
         recs_spec,
         specs,
         hold=in_memory,
-        run_lengths=r.lengths_in_rank_order(recs, recs_spec),
+        known_positions=r.positions_from_row_order(recs, recs_spec),
     )
     # only NDCG reads the grades up front (an in-memory truth's distinct grades)
     wants_ndcg = any(metric.name == "ndcg" for metric in specs)
@@ -437,11 +437,11 @@ def _ranked_cut(
     specs: Sequence[MetricSpec],
     *,
     hold: bool,
-    run_lengths: pl.Series | None,
+    known_positions: pl.Series | None,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
-    ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
+    ranked = r.with_positions(selected, spec, known=known_positions)
     k = _largest_cutoff(specs)
     cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and

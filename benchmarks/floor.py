@@ -99,15 +99,26 @@ def main(argv: list[str] | None = None) -> int:
     limits = {}
     if args.variants:
         recs_scored = recs.drop("rank")
+        # as generated, each list is one block in rank order (positions follow from the
+        # row order); shuffled, each list must be ranked by score
+        shuffled = recs_scored.sample(fraction=1.0, shuffle=True, seed=0)
         tasks["ranks from scores"] = lambda: prm.evaluate(
             recs_scored, truth, METRICS, score="score"
+        )
+        tasks["ranks from scores, rows shuffled"] = lambda: prm.evaluate(
+            shuffled, truth, METRICS, score="score"
         )
         tasks["graded NDCG"] = lambda: prm.evaluate(recs, truth, METRICS, relevance="rel")
         tasks["lazy"] = lambda: recs.lazy().rank.evaluate(truth.lazy(), METRICS).collect()
         tasks["streaming"] = lambda: (
             recs.lazy().rank.evaluate(truth.lazy(), METRICS).collect(engine="streaming")
         )
-        limits = {"ranks from scores": 1.5, "graded NDCG": 1.5, "pandas": 1.3}
+        limits = {
+            "ranks from scores": 1.5,
+            "ranks from scores, rows shuffled": 1.5,
+            "graded NDCG": 1.5,
+            "pandas": 1.3,
+        }
         try:
             import polars_rankmetrics.pandas
 

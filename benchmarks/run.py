@@ -52,6 +52,7 @@ OURS = [
     ("rankmetrics", "lazy"),
     ("rankmetrics", "streaming"),
     ("rankmetrics", "eager-score"),
+    ("rankmetrics", "eager-score-shuffled"),
     ("rankmetrics", "eager-graded"),
     ("rankmetrics", "pandas"),
 ]

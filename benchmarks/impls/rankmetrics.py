@@ -5,6 +5,10 @@ Variants (all: map@10 + ndcg@10 + mrr@10, default conventions):
 - ``eager``: ``evaluate(recs, truth, ...)`` on in-memory Polars DataFrames, rank given,
   binary relevance (every truth row relevant). The headline number.
 - ``eager-score``: ranks derived from ``score`` (the ``rank`` column is dropped on load).
+  The generated files hold each user's list as one block in rank order, as top-k
+  retrieval output usually comes, so positions follow from the row order.
+- ``eager-score-shuffled``: the same with the rows shuffled on load (seeded), so each
+  list must be ranked by score: the general case.
 - ``eager-graded``: graded NDCG from the truth's ``rel`` column.
 - ``lazy``: ``recs.lazy().rank.evaluate(truth.lazy(), ...).collect()``.
 - ``streaming``: the same plan collected with ``engine="streaming"``.
@@ -34,7 +38,16 @@ from _common import (
     version_of,
 )
 
-VARIANTS = ("eager", "eager-score", "eager-graded", "lazy", "streaming", "pandas", "eager-str")
+VARIANTS = (
+    "eager",
+    "eager-score",
+    "eager-score-shuffled",
+    "eager-graded",
+    "lazy",
+    "streaming",
+    "pandas",
+    "eager-str",
+)
 
 
 def versions() -> dict[str, str]:
@@ -58,8 +71,10 @@ def load(data_dir: str, variant: str):
         data_dir = data_dir.rstrip("/") + "-str"
     recs = pl.read_parquet(recs_path(data_dir))
     truth = pl.read_parquet(truth_path(data_dir))
-    if variant == "eager-score":
+    if variant.startswith("eager-score"):
         recs = recs.drop("rank")
+    if variant == "eager-score-shuffled":
+        recs = recs.sample(fraction=1.0, shuffle=True, seed=0)
     if variant == "pandas":
         _pandas_evaluate()  # fail early, before converting
         return recs.to_pandas(), truth.to_pandas()
@@ -83,7 +98,7 @@ def run(inputs, variant: str) -> dict[str, float]:
     recs, truth = inputs
     if variant in ("eager", "eager-str"):
         return _values(prm.evaluate(recs, truth, list(METRICS), rank="rank"))
-    if variant == "eager-score":
+    if variant.startswith("eager-score"):
         return _values(prm.evaluate(recs, truth, list(METRICS), score="score"))
     if variant == "eager-graded":
         return _values(prm.evaluate(recs, truth, list(METRICS), rank="rank", relevance="rel"))

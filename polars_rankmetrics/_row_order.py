@@ -19,7 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["run_lengths_in_rank_order", "run_positions"]
+__all__ = ["run_lengths_in_rank_order", "run_positions", "top_rows"]
 
 
 def _continues_list(keys: Sequence[str]) -> pl.Expr:
@@ -67,22 +67,23 @@ def run_lengths_in_rank_order(
     value = pl.col(score).cast(pl.Float64) + 0.0
     starts = ~_continues_list(keys)
     try:
-        runs = frame.select(_list_column(keys).rle()).to_series()
-        if runs.struct.field("value").n_unique() != runs.len():
-            return None  # some list comes in more than one block
-        # the common case first, strictly falling scores: one comparison per row. Nulls
-        # and NaN are refused by the data checks when the query runs; here a comparison
-        # with them is not true, and the general ranking is used
+        # the common case first, strictly falling scores: one comparison per row (and an
+        # early no for rows in any other order). Nulls and NaN are refused by the data
+        # checks when the query runs; a comparison with them is not true here, and the
+        # general ranking is used
         strict = (starts | (value < value.shift(1)).fill_null(value=False)).all()
-        ordered = frame.lazy().select(strict).collect().item()
-        if not ordered:
+        if not frame.lazy().select(strict).collect().item():
             # equal scores somewhere: they must already be in the tie rule's order
-            in_tie_order = _in_tie_order(value, item, ties, frame)
-            ordered = frame.select((starts | in_tie_order).all()).item()
+            in_tie_order = (starts | _in_tie_order(value, item, ties, frame)).all()
+            if not frame.lazy().select(in_tie_order).collect().item():
+                return None
+        runs = frame.select(_list_column(keys).rle()).to_series()
     except pl.exceptions.PolarsError:
         # keys of a dtype without comparisons: take the general path, which has none
         return None
-    return runs.struct.field("len") if ordered else None
+    if runs.struct.field("value").n_unique() != runs.len():
+        return None  # some list comes in more than one block
+    return runs.struct.field("len")
 
 
 def _in_tie_order(
@@ -113,3 +114,26 @@ def run_positions(lengths: pl.Series) -> pl.Series:
     [1, 2, 1, 1, 2, 3]
     """
     return pl.select(pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()).to_series()
+
+
+def top_rows(lengths: pl.Series, k: int) -> tuple[pl.Series, pl.Series]:
+    """The row numbers and positions of the first ``k`` rows of each list.
+
+    With lists in rank order these rows are the top-k cut, so it can be taken
+    with one gather instead of numbering every row and filtering.
+
+    Examples
+    --------
+    >>> rows, positions = top_rows(pl.Series([3, 1, 2]), 2)
+    >>> rows.to_list(), positions.to_list()
+    ([0, 1, 3, 4, 5], [1, 2, 1, 1, 2])
+    """
+    lengths = lengths.cast(pl.Int64)
+    frame = pl.DataFrame(
+        {"start": lengths.cum_sum() - lengths, "kept": lengths.clip(upper_bound=k)}
+    )
+    cut = frame.select(
+        rows=pl.int_ranges("start", pl.col("start") + pl.col("kept"), dtype=pl.Int64),
+        positions=pl.int_ranges(1, pl.col("kept") + 1, dtype=pl.UInt32),
+    ).explode("rows", "positions")
+    return cut["rows"], cut["positions"]

@@ -174,30 +174,33 @@ def _score_rank(spec: RecsSpec, score: str) -> pl.Expr:
     return ordinal.over(spec.list_keys)
 
 
-def positions_from_row_order(recs: pl.DataFrame | pl.LazyFrame, spec: RecsSpec) -> pl.Series | None:
-    """The positions, if ``recs`` is in memory with every list one block in score order.
+def lengths_in_rank_order(recs: pl.DataFrame | pl.LazyFrame, spec: RecsSpec) -> pl.Series | None:
+    """The lists' lengths, if ``recs`` is in memory with every list one block in rank order.
 
     Then a row's position is its place in its list, and the ranking window is
     not needed (see :mod:`polars_rankmetrics._row_order`). ``None`` otherwise.
     """
     if spec.score is None or not isinstance(recs, pl.DataFrame):
         return None
-    lengths = run_lengths_in_rank_order(
+    return run_lengths_in_rank_order(
         recs, keys=spec.list_keys, item=spec.item, score=spec.score, ties=spec.ties
     )
-    return None if lengths is None else run_positions(lengths)
 
 
 def with_positions(
-    lf: pl.LazyFrame, spec: RecsSpec, *, known: pl.Series | None = None
+    lf: pl.LazyFrame, spec: RecsSpec, *, run_lengths: pl.Series | None = None
 ) -> pl.LazyFrame:
     """Add the rank column (from the score when one is given), applying the duplicate policy.
 
-    ``known``: the positions of the rows of ``lf``, in row order, when they are
-    known already (:func:`positions_from_row_order`).
+    ``run_lengths``: the rows of ``lf`` come list by list in rank order, with
+    these lengths (:func:`lengths_in_rank_order`).
     """
     if spec.score is not None:
-        position = _score_rank(spec, spec.score) if known is None else pl.lit(known)
+        position = (
+            _score_rank(spec, spec.score)
+            if run_lengths is None
+            else pl.lit(run_positions(run_lengths))
+        )
         lf = lf.with_columns(position.alias(spec.rank))
     if spec.duplicates == "first":
         # keep each item's best position; with scores the list is then re-numbered,
@@ -280,8 +283,8 @@ def positions(
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     schema = lf.collect_schema()
     check_recs_schema(schema, spec)
-    known = positions_from_row_order(recs, spec)
-    ranked: pl.LazyFrame = cut(with_positions(lf, spec, known=known), k, rank)
+    run_lengths = lengths_in_rank_order(recs, spec)
+    ranked: pl.LazyFrame = cut(with_positions(lf, spec, run_lengths=run_lengths), k, rank)
     in_memory = isinstance(recs, pl.DataFrame)
     lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
         ranked, spec, in_memory=in_memory

@@ -19,7 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["run_lengths_in_rank_order", "run_positions", "top_rows"]
+__all__ = ["run_lengths_in_rank_order", "run_positions"]
 
 
 def _continues_list(keys: Sequence[str]) -> pl.Expr:
@@ -114,26 +114,3 @@ def run_positions(lengths: pl.Series) -> pl.Series:
     [1, 2, 1, 1, 2, 3]
     """
     return pl.select(pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()).to_series()
-
-
-def top_rows(lengths: pl.Series, k: int) -> tuple[pl.Series, pl.Series]:
-    """The row numbers and positions of the first ``k`` rows of each list.
-
-    With lists in rank order these rows are the top-k cut, so it can be taken
-    with one gather instead of numbering every row and filtering.
-
-    Examples
-    --------
-    >>> rows, positions = top_rows(pl.Series([3, 1, 2]), 2)
-    >>> rows.to_list(), positions.to_list()
-    ([0, 1, 3, 4, 5], [1, 2, 1, 1, 2])
-    """
-    lengths = lengths.cast(pl.Int64)
-    frame = pl.DataFrame(
-        {"start": lengths.cum_sum() - lengths, "kept": lengths.clip(upper_bound=k)}
-    )
-    cut = frame.select(
-        rows=pl.int_ranges("start", pl.col("start") + pl.col("kept"), dtype=pl.Int64),
-        positions=pl.int_ranges(1, pl.col("kept") + 1, dtype=pl.UInt32),
-    ).explode("rows", "positions")
-    return cut["rows"], cut["positions"]

@@ -28,7 +28,6 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import metrics as m
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics._row_order import top_rows
 
 __all__ = ["MetricSpec", "evaluate", "parse_metric"]
 
@@ -442,16 +441,9 @@ def _ranked_cut(
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
+    ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
     k = _largest_cutoff(specs)
-    if run_lengths is not None and k is not None and spec.duplicates == "error":
-        # lists in rank order: the cut is the first k rows of each list, one gather.
-        # (Keeping an item's best position would renumber the lists, so not then.)
-        rows, positions = top_rows(run_lengths, k)
-        cut = selected.select(pl.col(*spec.list_keys, spec.item).gather(pl.lit(rows)))
-        cut = cut.with_columns(pl.lit(positions).alias(spec.rank))
-    else:
-        ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
-        cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
+    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
     # memory, and only a top-k cut (a small share of their rows): a lazy scan may be

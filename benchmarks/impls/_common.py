@@ -29,6 +29,17 @@ ALL_CONVENTIONS = (
 )
 
 
+def frames_bytes(frames) -> int:
+    """In-memory size of Polars or pandas frames (neither library is imported here)."""
+    total = 0
+    for frame in frames:
+        if hasattr(frame, "estimated_size"):  # Polars
+            total += int(frame.estimated_size())
+        else:  # pandas
+            total += int(frame.memory_usage(deep=True).sum())
+    return total
+
+
 def recs_path(data_dir: str) -> Path:
     return Path(data_dir) / "recs.parquet"
 

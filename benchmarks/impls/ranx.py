@@ -19,7 +19,16 @@ import time
 
 import polars as pl
 import ranx
-from _common import MAP_RELEVANT, MRR, NDCG_GRADED, K, recs_path, truth_path, version_of
+from _common import (
+    MAP_RELEVANT,
+    MRR,
+    NDCG_GRADED,
+    K,
+    frames_bytes,
+    recs_path,
+    truth_path,
+    version_of,
+)
 
 # ranx map@k divides by all relevant items (trec_eval map_cut); ndcg@k uses
 # the graded relevance with linear gain (ndcg_burges is the exponential one).
@@ -39,8 +48,7 @@ def load(data_dir: str, variant: str):
     return recs.drop("rank"), truth
 
 
-def input_bytes(inputs) -> int:
-    return sum(int(f.estimated_size()) for f in inputs)
+input_bytes = frames_bytes  # what the harness reports as the input size
 
 
 def _nested(df: pl.DataFrame, value: str) -> dict[str, dict[str, float]]:

@@ -23,11 +23,15 @@ How the data is made:
   purchase. Events before ``split_time`` are the training history; the events
   after it are the truth.
 * **Recommenders** score every item the user has no history with and keep the
-  top ``n_recs``: ``popularity`` (events in the four weeks before the split:
-  many ties), ``item_knn`` (item-item cosine co-occurrence over the history;
-  users without history get the popular items), ``two_tower`` (the generator's own tastes seen through
-  noise, as a well-fitted factor model would learn them; the strongest) and
-  ``random`` (uniform scores rounded to two decimals, so a few ties).
+  top ``n_recs``:
+
+  - ``popularity``: events per item in the four weeks before the split (many
+    ties);
+  - ``item_knn``: item-item cosine co-occurrence over the history (users
+    without history get the popular items);
+  - ``two_tower``: the generator's own tastes seen through noise, as a
+    well-fitted factor model would learn them (the strongest);
+  - ``random``: uniform scores rounded to two decimals (ties).
 
 On the default sample the order on ``map@10``, ``ndcg@10`` and ``recall@20``
 is ``two_tower`` > ``item_knn`` > ``popularity`` > ``random`` over all users;

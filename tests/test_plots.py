@@ -342,13 +342,17 @@ def test_long_tail(sample, tmp_path: Path) -> None:
     assert slots == 10 * sample.users.height
 
 
-def test_bad_input_is_named(per_user: pl.DataFrame, curves: pl.DataFrame) -> None:
+def test_bad_input_is_named(
+    per_user: pl.DataFrame, curves: pl.DataFrame, comparison: pl.DataFrame
+) -> None:
     with pytest.raises(ValueError, match="frame has no column 'k'"):
         plot_curves(curves.drop("k"))
     with pytest.raises(ValueError, match="per_user has no column 'map@12'"):
         plot_distribution(per_user, "map@12")
     with pytest.raises(TypeError, match="must be a Polars DataFrame"):
         plot_distribution({"model": ["a"]}, "ndcg@10")
+    with pytest.raises(TypeError, match="column 'significant' must be Boolean"):
+        plot_comparison(comparison.with_columns(pl.col("significant").cast(pl.Float64)))
     with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
         plot_segments(per_user, "ndcg@10", per_user, confidence=95)
 

@@ -250,6 +250,11 @@ def plot_comparison(
         "diff", "diff_ci_low", "diff_ci_high", "p_adjusted", "significant",
     ]  # fmt: skip
     _require(data, needed, "frame", "the frame of compare(...)")
+    if data.schema["significant"] not in (pl.Boolean, pl.Null):
+        raise TypeError(
+            f"frame column 'significant' must be Boolean (adjusted p < alpha); "
+            f"it is {data.schema['significant']}"
+        )
     known = {*needed, "effect_size", "p_value"}
     extra = [c for c in data.columns if c not in known]
     row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")

@@ -265,7 +265,12 @@ def test_comparison(comparison: pl.DataFrame, tmp_path: Path) -> None:
     }
     assert ("item_knn", "map@10") not in filled
     assert ("item_knn", "ndcg@10") in filled
-    assert len(diff_data) == 6  # the baseline has no difference row
+    # the baseline has no difference: it is labelled at 0 instead
+    assert sum(row["diff"] is not None for row in diff_data) == 6
+    marks = [node["mark"] for node in walk(spec) if isinstance(node.get("mark"), dict)]
+    assert {"type": "text", "text": "baseline"}.items() <= next(
+        m for m in marks if m["type"] == "text"
+    ).items()
 
 
 def test_comparison_with_other_by_columns(comparison: pl.DataFrame, tmp_path: Path) -> None:
@@ -311,6 +316,21 @@ def test_segments(per_user: pl.DataFrame, sample, tmp_path: Path) -> None:
     assert row["n"] == values.len()
     assert row["mean"] == pytest.approx(values.mean())
     assert row["ci_high"] - row["mean"] == pytest.approx(half, rel=1e-6)
+
+
+def test_other_by_columns_get_their_own_rows(
+    per_user: pl.DataFrame, sample, tmp_path: Path
+) -> None:
+    folds = pl.concat([per_user.with_columns(fold=pl.lit(f)) for f in (1, 2)])
+    spec = render(plot_distribution(folds, "ndcg@10", by="fold"), tmp_path / "folds.png")
+    shares = next(v for v in spec["datasets"].values() if v and "at_zero" in v[0])
+    assert len(shares) == 8
+    assert {"model=random | fold=2", "model=two_tower | fold=1"} <= {r["model"] for r in shares}
+    spec = render(plot_segments(folds, "ndcg@10", sample.users, by=["fold"]), tmp_path / "s.png")
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert len({r["model"] for r in rows}) == 8
+    with pytest.raises(ValueError, match="per_user has no column 'split'"):
+        plot_distribution(folds, "ndcg@10", by="split")
 
 
 def test_segments_refuses_two_segments_for_one_user(per_user: pl.DataFrame) -> None:

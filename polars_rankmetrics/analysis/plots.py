@@ -98,6 +98,15 @@ def _label(columns: Sequence[str]) -> pl.Expr:
     )
 
 
+def _systems(data: pl.DataFrame, system: str, by: str | Sequence[str] | None) -> pl.DataFrame:
+    """``system`` as text, with the other ``by`` columns folded into its label."""
+    others = [by] if isinstance(by, str) else list(by or [])
+    _require(data, [system, *others], "per_user", "the per-user frame of evaluate(..., by=...)")
+    if not others:
+        return data.with_columns(pl.col(system).cast(pl.String))
+    return data.with_columns(_label([system, *others]).alias(system))
+
+
 def plot_curves(
     frame: Any,
     *,
@@ -272,7 +281,8 @@ def plot_comparison(
     baseline = ", ".join(repr(b) for b in baselines) or "(none)"
     systems = sorted(data[system].unique().to_list())
     panels = data["_panel"].unique(maintain_order=True).to_list()
-    y = alt.Y(f"{system}:N", title=None, sort=systems)
+    # an explicit domain keeps the rows of both panels aligned (the baseline has no difference)
+    y = alt.Y(f"{system}:N", title=None, sort=systems, scale=alt.Scale(domain=systems))
     row = alt.Row(
         "_panel:N",
         title=None,
@@ -324,7 +334,7 @@ def plot_comparison(
         title="difference",
         scale=alt.Scale(domain=["significant", "not significant"], range=["#111111", "#999999"]),
     )
-    diffs = data.filter(pl.col("diff").is_not_null())
+    diffs = data.with_columns(zero=pl.lit(0.0))
     differences = alt.layer(
         alt.Chart()
         .mark_rule(color="black", strokeDash=[4, 3])
@@ -342,12 +352,13 @@ def plot_comparison(
             ),
             tooltip=diff_tooltip,
         ),
+        base.mark_text(text="baseline", align="left", dx=6, fontStyle="italic", color="#555555")
+        .encode(x="zero:Q")
+        .transform_filter("!isValid(datum.diff)"),
     ).properties(width=_WIDTH, height=alt.Step(22))
     chart = alt.hconcat(
         means.facet(row=row, data=data).resolve_scale(x="independent"),
-        differences.facet(row=row, data=diffs.with_columns(zero=pl.lit(0.0))).resolve_scale(
-            x="independent"
-        ),
+        differences.facet(row=row, data=diffs).resolve_scale(x="independent"),
         title=title or f"Systems compared with the baseline {baseline}",
     ).resolve_scale(color="independent")
     return cast("altair.HConcatChart", chart)
@@ -358,6 +369,7 @@ def plot_distribution(
     metric: str,
     *,
     system: str = "model",
+    by: str | Sequence[str] | None = None,
     title: str | None = None,
 ) -> altair.HConcatChart:
     """How a metric is spread over users: the share at 0, and the non-zero values per system.
@@ -377,7 +389,11 @@ def plot_distribution(
     metric
         The metric column to show, e.g. ``"ndcg@10"``.
     system
-        The column naming the systems; other ``by`` columns are folded into it.
+        The column naming the systems.
+    by
+        Other grouping columns of ``per_user`` (a fold, a time split): each
+        combination gets its own row, labelled ``model=knn | fold=1``.
+        Without them, the rows of every group are pooled per system.
     title
         Chart title; by default it names the metric.
 
@@ -399,8 +415,7 @@ def plot_distribution(
     alt = _altair()
     data = _frame(per_user, "per_user")
     _metric_column(data, metric, "per_user")
-    _require(data, [system], "per_user", "the per-user frame of evaluate(..., by='model')")
-    data = data.with_columns(pl.col(system).cast(pl.String)).filter(pl.col(metric).is_not_null())
+    data = _systems(data, system, by).filter(pl.col(metric).is_not_null())
     systems = sorted(data[system].unique().to_list())
     zeros = (
         data.group_by(system)
@@ -473,6 +488,7 @@ def plot_segments(
     *,
     segment: str = "segment",
     system: str = "model",
+    by: str | Sequence[str] | None = None,
     user: str = "user",
     order: Sequence[str] | None = None,
     confidence: float = 0.95,
@@ -496,6 +512,9 @@ def plot_segments(
         ``per_user`` without a segment are left out.
     segment, system, user
         Column names.
+    by
+        Other grouping columns of ``per_user`` (a fold): folded into the
+        system's label (``model=knn | fold=1``), one mark each.
     order
         Segments from left to right; by default in sorted order (or the order
         of an Enum column).
@@ -526,7 +545,8 @@ def plot_segments(
     data = _frame(per_user, "per_user")
     groups = _frame(segments, "segments")
     _metric_column(data, metric, "per_user")
-    _require(data, [system, user], "per_user", "the per-user frame of evaluate(..., by='model')")
+    _require(data, [user], "per_user", "the per-user frame of evaluate(..., per_user=True)")
+    data = _systems(data, system, by)
     _require(groups, [user, segment], "segments", "a frame with one row per user and a segment")
     duplicated = groups.filter(pl.col(user).is_duplicated())
     if not duplicated.is_empty():
@@ -546,8 +566,7 @@ def plot_segments(
         groups.select(user, pl.col(segment).cast(pl.String)), on=user, how="inner"
     )
     summary = (
-        joined.with_columns(pl.col(system).cast(pl.String))
-        .group_by(segment, system)
+        joined.group_by(segment, system)
         .agg(_mean_interval(metric, z))
         .join(
             joined.group_by(segment).agg(pl.col(user).n_unique().alias("_users")),

@@ -147,16 +147,17 @@ def test_model_order_is_as_documented(sample: Sample) -> None:
 def test_new_users_prefer_popularity_to_item_knn(sample: Sample) -> None:
     # documented: item_knn has little to go on for users with 0-2 history items
     per_user = prm.evaluate(
-        sample.recs, sample.truth, ["ndcg@10"], score="score", relevance="rel", by="model",
+        sample.recs, sample.truth, MAIN_METRICS, score="score", relevance="rel", by="model",
         per_user=True,
     ).join(sample.users, on="user")  # fmt: skip
-    means = per_user.group_by("segment", "model").agg(pl.col("ndcg@10").mean())
-    new = dict(means.filter(pl.col("segment") == "new").select("model", "ndcg@10").iter_rows())
-    active = dict(
-        means.filter(pl.col("segment") == "active").select("model", "ndcg@10").iter_rows()
-    )
-    assert new["popularity"] > new["item_knn"]
-    assert active["item_knn"] > active["popularity"]
+    means = per_user.group_by("segment", "model").agg(pl.col(MAIN_METRICS).mean())
+    for metric in MAIN_METRICS:
+        by_segment = {
+            (row["segment"], row["model"]): row[metric] for row in means.iter_rows(named=True)
+        }
+        assert by_segment["new", "popularity"] > by_segment["new", "item_knn"], metric
+        assert by_segment["active", "item_knn"] > by_segment["active", "popularity"], metric
+        assert by_segment["casual", "item_knn"] > by_segment["casual", "popularity"], metric
 
 
 def test_smaller_sample_and_bad_sizes() -> None:

@@ -231,6 +231,9 @@ def test_curves(curves: pl.DataFrame, tmp_path: Path) -> None:
     line = spec["spec"]["layer"][1]["encoding"]
     assert line["color"]["field"] == "model"
     assert line["color"]["scale"]["domain"] == ["item_knn", "popularity", "two_tower"]
+    # a legend, drawn opaque even though the bands are pale (no layer may switch it off)
+    assert line["color"]["legend"]["symbolOpacity"] == 1
+    assert all(e.get("color", {}).get("legend", {}) is not None for e in encodings(spec))
     # no interval columns: no band
     spec = render(plot_curves(curves.drop("ci_low", "ci_high")), tmp_path / "plain.png")
     assert [layer["mark"]["type"] for layer in spec["spec"]["layer"]] == ["line"]

@@ -161,7 +161,13 @@ def plot_curves(
     data = data.with_columns(pl.col(color).cast(pl.String))
     x = alt.X(f"{k}:Q", title="cutoff k (list length)", axis=alt.Axis(tickMinStep=1))
     y = alt.Y(f"{value}:Q", title="mean over users", scale=alt.Scale(zero=False))
-    colour = _color(alt, color, color, systems)
+    # one legend for bands and lines (a layer without a legend would drop it), drawn opaque
+    colour = alt.Color(
+        f"{color}:N",
+        title=color,
+        scale=alt.Scale(scheme=_SCHEME, domain=systems),
+        legend=alt.Legend(symbolOpacity=1, symbolStrokeWidth=2),
+    )
     tooltip = [color, metric, k, alt.Tooltip(f"{value}:Q", format=".4f")]
     layers = []
     has_band = {"ci_low", "ci_high"} <= set(data.columns) and data["ci_low"].null_count() < len(
@@ -179,7 +185,7 @@ def plot_curves(
                 x=x,
                 y=alt.Y("ci_low:Q", title="mean over users"),
                 y2="ci_high:Q",
-                color=_color(alt, color, color, systems, legend=False),
+                color=colour,
             )
         )
     layers.append(

@@ -21,6 +21,7 @@ from polars_rankmetrics.metrics import (
     reciprocal_rank,
 )
 from polars_rankmetrics.ranking import positions, relevance
+from polars_rankmetrics.sample import sample_data
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "relevance",
+    "sample_data",
 ]
 
 del _namespace, _pandas_hook

@@ -61,7 +61,8 @@ def _show(frame: pl.DataFrame, output_format: str) -> str:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    recs, truth = sample_data(n_users=args.users, seed=args.seed)
+    sample = sample_data(n_users=args.users, seed=args.seed)
+    recs, truth = sample.recs, sample.truth
     scores = evaluate(recs, truth, DEMO_METRICS, score="score", relevance="rel", by="model").sort(
         DEMO_METRICS[0], descending=True
     )

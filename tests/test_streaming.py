@@ -24,7 +24,8 @@ METRICS = [
 
 @pytest.fixture(scope="module")
 def parquet_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    recs, truth = sample_data(n_users=400, n_items=150)
+    sample = sample_data(n_users=400, n_items=150)
+    recs, truth = sample.recs, sample.truth
     folder = tmp_path_factory.mktemp("scan")
     # several files, as a partitioned dataset would be
     for model in recs["model"].unique():

@@ -1,0 +1,1 @@
+"""Analysis of evaluation results: comparisons, curves and charts (``analysis.plots``)."""

@@ -1,0 +1,136 @@
+"""The documentation site builds with ``mkdocs build --strict``, and its examples run.
+
+Run only these with ``pytest -m docs``; they run by default too. The site build
+is skipped (with the reason) where the ``docs`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import polars_rankmetrics as prm
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+USER_PAGES = [page for page in PAGES if page.name != "DESIGN.md"]
+EXAMPLE_PAGES = [page for page in USER_PAGES if ">>>" in page.read_text()]
+DOCS_PACKAGES = (
+    "mkdocs",
+    "material",
+    "mkdocstrings",
+    "mkdocstrings_handlers.python",
+    "mkdocs_jupyter",
+)
+
+pytestmark = pytest.mark.docs
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    missing = [
+        name for name in DOCS_PACKAGES if importlib.util.find_spec(name.split(".")[0]) is None
+    ]
+    if missing:
+        pytest.skip(f'mkdocs build needs the docs extra (pip install ".[docs]"); missing {missing}')
+    site = tmp_path / "site"
+    # run from tmp_path: mkdocs-jupyter writes a .cache folder into the working directory
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+         "-d", str(site)],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "WARNING" not in result.stderr, result.stderr[-4000:]
+    api = (site / "api" / "index.html").read_text()
+    for name in ("evaluate", "average_precision", "sample_data", "plot_curves", "read_trec_run"):
+        assert re.search(rf'id="polars_rankmetrics\.[\w.]*{name}"', api), name
+    assert (site / "notebooks" / "quickstart" / "index.html").exists()
+    assert (site / "img" / "curves.png").exists()
+
+
+def test_every_page_is_in_the_nav() -> None:
+    config = (ROOT / "mkdocs.yml").read_text()
+    for page in USER_PAGES:
+        assert f" {page.name}" in config, f"{page.name} is not in mkdocs.yml's nav"
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert f"notebooks/{notebook.name}" in config, f"{notebook.name} is not in the nav"
+
+
+@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[page.name for page in EXAMPLE_PAGES])
+def test_page_examples_run(page: Path) -> None:
+    text = page.read_text()
+    if "import pandas" in text:
+        pytest.importorskip("pandas")
+    failures, tried = doctest.testfile(
+        str(page),
+        module_relative=False,
+        optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
+        verbose=False,
+        report=True,
+    )
+    assert tried > 0
+    assert failures == 0, f"{failures} of {tried} examples in {page.name} failed (see above)"
+
+
+def mentioned_names(text: str) -> tuple[set[str], set[tuple[str, str]]]:
+    attributes = set(re.findall(r"\bprm\.([A-Za-z_]\w*)", text))
+    imports = {
+        (module, name.strip())
+        for module, names in re.findall(
+            r"from (polars_rankmetrics[\w.]*) import \(?([\w ,\n]+?)\)?\n", text
+        )
+        for name in names.split(",")
+        if name.strip()
+    }
+    return attributes, imports
+
+
+@pytest.mark.parametrize(
+    "document", [ROOT / "README.md", *USER_PAGES], ids=["README.md", *[p.name for p in USER_PAGES]]
+)
+def test_documents_name_only_what_exists(document: Path) -> None:
+    attributes, imports = mentioned_names(document.read_text())
+    for name in attributes:
+        assert hasattr(prm, name), f"{document.name} mentions prm.{name}, which does not exist"
+    for module, name in imports:
+        if module == "polars_rankmetrics.analysis.plots":
+            pytest.importorskip("altair")
+        assert hasattr(importlib.import_module(module), name), (
+            f"{document.name} imports {name} from {module}, which does not exist"
+        )
+
+
+def test_charts_page_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the page's code is what made the pictures in docs/img: it must keep running
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    import polars as pl  # noqa: PLC0415
+
+    blocks = re.findall(r"```python\n(.+?)```", (ROOT / "docs" / "charts.md").read_text(), re.S)
+    assert len(blocks) == 6
+    monkeypatch.chdir(tmp_path)
+    # compare() is not written yet: the last block gets a frame of its shape
+    comparison = pl.DataFrame(
+        {
+            "system": ["popularity", "two_tower"], "metric": ["ndcg@10"] * 2, "n": [900, 900],
+            "mean": [0.19, 0.37], "ci_low": [0.18, 0.35], "ci_high": [0.20, 0.39],
+            "diff": [None, 0.18], "diff_ci_low": [None, 0.16], "diff_ci_high": [None, 0.20],
+            "p_adjusted": [None, 1e-9], "significant": [None, True],
+        }
+    )  # fmt: skip
+    namespace: dict[str, object] = {"comparison": comparison}
+    for block in blocks:
+        exec(compile(block, "charts.md", "exec"), namespace)
+    saved = sorted(path.name for path in tmp_path.glob("*.png"))
+    assert saved == [
+        "comparison.png", "curves.png", "distribution.png", "long_tail.png", "segments.png"
+    ]  # fmt: skip

@@ -145,6 +145,37 @@ def _arrow_backed(frame: pd.DataFrame) -> bool:
     return bool(dtypes) and all(isinstance(dtype, pd.ArrowDtype) for dtype in dtypes)
 
 
+_WIDE = (pl.Int128, pl.UInt128)
+
+
+def _narrow_wide_integers(
+    result: pl.DataFrame, sources: Sequence[Source]
+) -> tuple[pl.DataFrame, dict[str, list[Any]]]:
+    """Ids the core compared as 128-bit integers, in a dtype pandas holds.
+
+    Keys of two widths (UInt64 against Int64) are joined as Int128, which
+    neither Arrow's pandas conversion nor numpy holds. Such a column goes back
+    to an input's dtype, else Int64 or UInt64, whichever holds every value;
+    failing all of them, to Python ints (an object column), exact.
+    """
+    wide: dict[str, list[Any]] = {}
+    for name, dtype in result.schema.items():
+        if not isinstance(dtype, _WIDE):
+            continue
+        candidates = [schema[name] for _, schema in sources if name in schema]
+        for target in [*candidates, pl.Int64(), pl.UInt64()]:
+            if not target.is_integer() or isinstance(target, _WIDE):
+                continue
+            try:
+                result = result.with_columns(pl.col(name).cast(target))
+                break
+            except pl.exceptions.InvalidOperationError:
+                continue
+        else:
+            wide[name] = result.get_column(name).to_list()
+    return result, wide
+
+
 def to_pandas(
     result: pl.DataFrame, sources: Sequence[Source], *, index: pd.Index | None = None
 ) -> pd.DataFrame:
@@ -155,10 +186,17 @@ def to_pandas(
     first source is entirely pyarrow-backed, a ``pd.ArrowDtype``; otherwise
     the numpy dtype, or the nullable pandas dtype (``UInt32``, ``boolean``...)
     for an integer or boolean column with missing values. Floats keep NaN.
+    128-bit integer ids (keys of two integer widths) come back as
+    :func:`_narrow_wide_integers` says.
     """
     arrow = _arrow_backed(sources[0][0])
-    out = result.to_pandas(use_pyarrow_extension_array=arrow)
+    result, wide = _narrow_wide_integers(result, sources)
+    out = result.drop(list(wide)).to_pandas(use_pyarrow_extension_array=arrow)
+    for name, values in wide.items():
+        out.insert(result.columns.index(name), name, pd.Series(values, dtype=object))
     for name, dtype in result.schema.items():
+        if name in wide:
+            continue  # Python ints already: no pandas integer dtype holds them
         column = result.get_column(name)
         original = next(
             (

@@ -185,8 +185,20 @@ def check_no_name_clash(schema: pl.Schema, names: Iterable[str], *, frame: str) 
         )
 
 
-_SIGNED = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64, pl.Int128: 128}
-_UNSIGNED = {pl.UInt8: 8, pl.UInt16: 16, pl.UInt32: 32, pl.UInt64: 64, pl.UInt128: 128}
+_SIGNED: dict[type[pl.DataType], int] = {
+    pl.Int8: 8,
+    pl.Int16: 16,
+    pl.Int32: 32,
+    pl.Int64: 64,
+    pl.Int128: 128,
+}
+_UNSIGNED: dict[type[pl.DataType], int] = {
+    pl.UInt8: 8,
+    pl.UInt16: 16,
+    pl.UInt32: 32,
+    pl.UInt64: 64,
+    pl.UInt128: 128,
+}
 _SIGNED_OF_WIDTH = {bits: dtype for dtype, bits in _SIGNED.items()}
 _UNSIGNED_OF_WIDTH = {bits: dtype for dtype, bits in _UNSIGNED.items()}
 

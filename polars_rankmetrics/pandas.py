@@ -48,7 +48,7 @@ import inspect
 import types
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -106,8 +106,8 @@ def _check_index_roles(frame: pd.DataFrame, name: str, columns: Sequence[str | N
 def _truth_to_polars(truth: object) -> tuple[pl.DataFrame | pl.LazyFrame, list[_arrow.Source]]:
     if isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
         return truth, []
-    converted = _arrow.to_polars(truth, name="truth")
-    return converted, [(truth, converted.schema)]
+    converted = _arrow.to_polars(truth, name="truth")  # refuses anything but a pandas frame
+    return converted, [(cast("pd.DataFrame", truth), converted.schema)]
 
 
 def positions(
@@ -526,7 +526,7 @@ def unregister() -> None:
     A no-op when the accessor is not installed.
     """
     current = pd.DataFrame.__dict__.get(_NAME)
-    if not _is_ours(current):
+    if current is None or not _is_ours(current):
         return
     if current.replaced_own:
         setattr(pd.DataFrame, _NAME, current.original)

@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
+from polars_rankmetrics._validation import shorten
+
 __all__ = ["Source", "to_pandas", "to_polars", "unused_name"]
 
 # An input frame and the schema it had once converted, used to give result columns
@@ -51,14 +53,14 @@ def _check_labels(frame: pd.DataFrame, name: str) -> None:
     if not_str:
         raise TypeError(
             f"{name} has {len(not_str)} column label(s) that are not strings, e.g. "
-            f"{not_str[0]!r} ({type(not_str[0]).__name__}); Polars needs string column "
+            f"{shorten(not_str[0])} ({type(not_str[0]).__name__}); Polars needs string column "
             f"names: rename them first, e.g. {name}.rename(columns=str)"
         )
     duplicated = frame.columns[frame.columns.duplicated()]
     if len(duplicated):
         raise ValueError(
             f"{name} has {len(duplicated)} duplicated column label(s), e.g. "
-            f"{duplicated[0]!r}; Polars needs unique column names"
+            f"{shorten(duplicated[0])}; Polars needs unique column names"
         )
 
 
@@ -80,11 +82,18 @@ def to_polars(frame: object, *, name: str) -> pl.DataFrame:
                 pl.from_pandas(frame[[column]], include_index=False)
             except Exception as column_exc:  # only on the failure path
                 raise TypeError(
-                    f"{name} column {column!r} (dtype {frame[column].dtype}) cannot be "
-                    f"converted to a Polars column: {column_exc}. Give it one type first, "
-                    f"e.g. {name}[{column!r}].astype(str)"
+                    f"{name} column {shorten(column)} (dtype {frame[column].dtype}) cannot "
+                    f"be converted to a Polars column: {_cut(column_exc)}. Give it one type "
+                    f"first, e.g. {name}[{shorten(column)}].astype(str)"
                 ) from column_exc
-        raise TypeError(f"{name} cannot be converted to a Polars frame: {exc}") from exc
+        raise TypeError(f"{name} cannot be converted to a Polars frame: {_cut(exc)}") from exc
+
+
+def _cut(error: Exception) -> str:
+    # Arrow's message quotes the offending value, which can be any size
+    text = str(error)
+    limit = 200
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def unused_name(columns: Sequence[str], stem: str) -> str:

@@ -112,6 +112,12 @@ def as_number(value: object, *, what: str) -> float:
     raise TypeError(f"{what} must be a number, got {shorten(value)} ({type(value).__name__})")
 
 
+def _names(names: Sequence[str], *, most: int = 12) -> str:
+    shown = ", ".join(shorten(name) for name in names[:most])
+    more = f", ... ({len(names)} columns)" if len(names) > most else ""
+    return f"[{shown}{more}]"
+
+
 def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str) -> None:
     """Raise ``ValueError`` naming every role whose column ``schema`` lacks.
 
@@ -125,10 +131,10 @@ def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str
     parts = []
     for role, name in missing.items():
         hint = difflib.get_close_matches(name, list(schema.names()), n=1)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        parts.append(f"column {name!r} for {role}={name!r}{suggestion}")
+        suggestion = f" (did you mean {shorten(hint[0])}?)" if hint else ""
+        parts.append(f"column {shorten(name)} for {role}={shorten(name)}{suggestion}")
     raise ValueError(
-        f"{frame} is missing {', '.join(parts)}; it has columns {list(schema.names())}. "
+        f"{frame} is missing {', '.join(parts)}; it has columns {_names(schema.names())}. "
         f"Pass the right name with the keyword of that role, e.g. {next(iter(missing))}=..."
     )
 
@@ -138,8 +144,8 @@ def require_integer(schema: pl.Schema, column: str, *, frame: str, role: str) ->
     dtype = schema[column]
     if not dtype.is_integer():
         raise TypeError(
-            f"{frame} column {column!r} ({role}) must hold integer positions (1 = top), "
-            f"but its dtype is {dtype}. Cast it, e.g. pl.col({column!r}).cast(pl.Int64), "
+            f"{frame} column {shorten(column)} ({role}) must hold integer positions (1 = top), "
+            f"but its dtype is {dtype}. Cast it, e.g. pl.col({shorten(column)}).cast(pl.Int64), "
             "or pass score= to derive ranks from a score column."
         )
 
@@ -149,7 +155,7 @@ def require_numeric(schema: pl.Schema, column: str, *, frame: str, role: str) ->
     dtype = schema[column]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise TypeError(
-            f"{frame} column {column!r} ({role}) must be numeric, but its dtype is {dtype}."
+            f"{frame} column {shorten(column)} ({role}) must be numeric, but its dtype is {dtype}."
         )
 
 
@@ -171,7 +177,7 @@ def check_literal(value: object, allowed: Sequence[str], *, name: str) -> None:
     if value in allowed:
         return
     hint = difflib.get_close_matches(str(value), list(allowed), n=1)
-    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+    suggestion = f"; did you mean {shorten(hint[0])}?" if hint else ""
     raise ValueError(f"{name} must be one of {list(allowed)}, got {shorten(value)}{suggestion}")
 
 
@@ -476,7 +482,7 @@ def null_checks(
     return [
         DataCheck(
             bad=pl.col(name).is_null(),
-            message=f"{frame} column {name!r} ({role}) has {{n}} null value(s)",
+            message=f"{frame} column {shorten(name)} ({role}) has {{n}} null value(s)",
             show=show,
             screen=pl.col(name).null_count() > 0 if in_memory else None,
         )
@@ -494,7 +500,7 @@ def nan_check(
     nan = pl.col(column).cast(pl.Float64).is_nan()
     return DataCheck(
         bad=nan,
-        message=f"{frame} column {column!r} ({role}) has {{n}} NaN value(s)",
+        message=f"{frame} column {shorten(column)} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
         screen=nan.any() if in_memory else None,
     )

@@ -113,7 +113,7 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -
         checks.append(
             v.DataCheck(
                 bad=pl.col(spec.rank) < 1,
-                message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
+                message=f"recs column {v.shorten(spec.rank)} (rank) has {{n}} value(s) below 1 "
                 "(positions start at 1)",
                 show=show,
                 screen=pl.col(spec.rank).min() < 1 if in_memory else None,

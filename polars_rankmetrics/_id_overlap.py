@@ -35,9 +35,12 @@ from polars_rankmetrics import _validation as v
 __all__ = [
     "MIN_IDS",
     "MIN_USER_SHARE",
+    "SCREEN_ROWS",
+    "SCREEN_USER_SHARE",
     "IdOverlap",
     "IdOverlapWarning",
     "check_overlap",
+    "clearly_overlapping",
     "id_overlap",
     "warn_if_disjoint",
 ]
@@ -125,59 +128,90 @@ class IdOverlap:
 
 
 def _distinct(frame: pl.LazyFrame, column: str) -> pl.LazyFrame:
-    return frame.select(pl.col(column).unique())
+    return frame.select(pl.col(column).drop_nulls().unique()).cache()
 
 
-def _example(unmatched: pl.Series) -> Any:
-    if unmatched.is_empty():
-        return None
-    try:
-        return unmatched.min()  # deterministic: unique() has no order
-    except pl.exceptions.PolarsError:
-        return unmatched[0]
-
-
-def _seen(values: pl.Series, among: pl.Series) -> pl.Series:
-    return values.is_in(among.implode())
+def _counts(recs: pl.LazyFrame, truth: pl.LazyFrame, column: str) -> list[pl.LazyFrame]:
+    # distinct ids of each side, how many truth ids the recs have, and the smallest id
+    # of each side the other lacks (the smallest: unique() has no order)
+    ours, theirs = _distinct(recs, column), _distinct(truth, column)
+    return [
+        ours.select(pl.len()),
+        theirs.select(pl.len()),
+        theirs.join(ours, on=column, how="semi").select(pl.len()),
+        theirs.join(ours, on=column, how="anti").select(pl.col(column).min()),
+        ours.join(theirs, on=column, how="anti").select(pl.col(column).min()),
+    ]
 
 
 def id_overlap(recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str) -> IdOverlap:
     """Count the shared users and items of two frames whose key dtypes are unified.
 
-    Reads only the distinct users and items of each side (one query, four
-    distinct-value scans), then compares those small sets.
+    Reads only the distinct users and items of each side (one query: four
+    distinct-value scans, then joins of those small sets).
     """
-    recs_users, truth_users, recs_items, truth_items = (
-        frame.to_series()
-        for frame in pl.collect_all(
-            [
-                _distinct(recs, user),
-                _distinct(truth, user),
-                _distinct(recs, item),
-                _distinct(truth, item),
-            ]
-        )
-    )
-    truth_user_seen = _seen(truth_users, recs_users)
-    truth_item_seen = _seen(truth_items, recs_items)
+    values = [
+        frame.item()
+        for frame in pl.collect_all([*_counts(recs, truth, user), *_counts(recs, truth, item)])
+    ]
+    (recs_users, truth_users, matched_users, truth_user, recs_user) = values[:5]
+    (recs_items, truth_items, matched_items, truth_item, recs_item) = values[5:]
     return IdOverlap(
-        recs_users=recs_users.len(),
-        truth_users=truth_users.len(),
-        matched_users=int(truth_user_seen.sum()),
-        recs_items=recs_items.len(),
-        truth_items=truth_items.len(),
-        matched_items=int(truth_item_seen.sum()),
-        truth_user_example=_example(truth_users.filter(~truth_user_seen).drop_nulls()),
-        recs_user_example=_example(recs_users.filter(~_seen(recs_users, truth_users)).drop_nulls()),
-        truth_item_example=_example(truth_items.filter(~truth_item_seen).drop_nulls()),
-        recs_item_example=_example(recs_items.filter(~_seen(recs_items, truth_items)).drop_nulls()),
+        recs_users=recs_users,
+        truth_users=truth_users,
+        matched_users=matched_users,
+        recs_items=recs_items,
+        truth_items=truth_items,
+        matched_items=matched_items,
+        truth_user_example=truth_user,
+        recs_user_example=recs_user,
+        truth_item_example=truth_item,
+        recs_item_example=recs_item,
     )
+
+
+# the truth rows the screen looks at, at most
+SCREEN_ROWS = 20_000
+# a sampled share of truth users with recommendations this high settles "not suspicious"
+SCREEN_USER_SHARE = 2 * MIN_USER_SHARE
+
+
+def clearly_overlapping(recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str) -> bool:
+    """A cheap screen: ``True`` when the frames certainly share enough ids.
+
+    It takes every n-th truth row (about ``SCREEN_ROWS`` of them, all of a
+    small truth), and looks up their distinct users and items in the
+    recommendations: one probe of two recs columns against a small set,
+    instead of the distinct values of every column. ``True`` when at least
+    2% of the sampled users have a recommendation and some sampled item is
+    recommended; then the exact rule (< 1%, no item) cannot plausibly hold.
+    ``False`` says nothing: :func:`id_overlap` then decides exactly.
+    """
+    rows = truth.select(pl.len()).collect().item()
+    if not rows:
+        return True
+    step = max(1, rows // SCREEN_ROWS)
+    sample = truth.select(pl.col(user, item).gather_every(step)).collect()
+    users = sample.get_column(user).drop_nulls().unique()
+    items = sample.get_column(item).drop_nulls().unique()
+    probe = recs.select(
+        pl.col(user).filter(pl.col(user).is_in(users.implode())).n_unique().alias("users"),
+        pl.col(item).is_in(items.implode()).any().alias("items"),
+    ).collect()
+    matched_users, any_item = probe.row(0)
+    return bool(any_item) and matched_users >= SCREEN_USER_SHARE * users.len()
 
 
 def warn_if_disjoint(
     recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str, stacklevel: int = 3
-) -> IdOverlap:
-    """Warn with :class:`IdOverlapWarning` when the two frames share almost no ids."""
+) -> IdOverlap | None:
+    """Warn with :class:`IdOverlapWarning` when the two frames share almost no ids.
+
+    Returns the exact counts when the screen (:func:`clearly_overlapping`)
+    did not settle it, else ``None``.
+    """
+    if clearly_overlapping(recs, truth, user=user, item=item):
+        return None
     overlap = id_overlap(recs, truth, user=user, item=item)
     if overlap.suspicious:
         warnings.warn(

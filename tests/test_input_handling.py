@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics import _validation
+from polars_rankmetrics import _id_overlap, _validation
 from polars_rankmetrics._trec_eval import trec_eval
 from tests.conftest import Backend
 
@@ -660,3 +660,21 @@ def test_sample_is_reachable_as_documented() -> None:
     assert {"user", "item"} <= set(truth.columns)
     assert "sample" in prm.__all__
     assert "sample_data" in prm.__all__
+
+
+@pytest.mark.parametrize(
+    ("matched", "warns"), [(0, True), (300, True), (600, False), (30_000, False)]
+)
+def test_overlap_screen_on_a_truth_larger_than_its_sample(matched: int, warns: bool) -> None:
+    # 60,000 truth users, one row each: the screen samples every 3rd row
+    n = 60_000
+    truth = pl.DataFrame({"user": range(n), "item": 7})
+    recs_users = [*range(matched), *range(n, 2 * n - matched)]
+    recs = pl.DataFrame({"user": recs_users, "item": 7, "rank": 1})
+    screen = _id_overlap.clearly_overlapping(recs.lazy(), truth.lazy(), user="user", item="item")
+    # 300 of 60,000 = 0.5% < 1%; 600 = 1%; the screen settles only clear cases
+    assert screen is (matched == 30_000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prm.evaluate(recs, truth, ["map"])
+    assert [w.category for w in caught] == ([prm.IdOverlapWarning] if warns else [])

@@ -258,7 +258,7 @@ def positions(
     ties
         How equal scores are ordered: ``"item_desc"`` (default, trec_eval: item
         id descending), ``"item_asc"`` (item id ascending), ``"input"`` (the
-        order of the rows). Item ids compare in their own dtype's order.
+        order of the rows). Item ids compare by value (see Notes).
     duplicates
         A (user, item) recommended twice: ``"error"`` (default) or ``"first"``
         (keep its best position; score-derived ranks are then re-numbered).
@@ -269,6 +269,15 @@ def positions(
     -------
     The frame with the rank column (UInt32 when derived), in the input row
     order, of the same kind as ``recs``.
+
+    Notes
+    -----
+    The tie rule is the same here, in :func:`polars_rankmetrics.evaluate`
+    and for every id dtype: equal scores are ordered by the item id's value,
+    as text for String, Categorical and Enum ids (an Enum's category order
+    is ignored; trec_eval compares docnos as strings), as a number for
+    integer and float ids. Given ranks may be integers of any width (a rank
+    above 2^32 stays exact); ``k`` is a Python or NumPy integer.
 
     Examples
     --------
@@ -432,6 +441,11 @@ def prepare(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, TruthSpec, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """Validate both frames' schemas and return them lazy, with key dtypes unified.
 
+    The key-dtype rule is :func:`polars_rankmetrics._validation.key_dtype`
+    (documented in :func:`relevance`'s Notes and docs/DESIGN.md); the data
+    checks read the frames as given, so that their example rows show the
+    user's values.
+
     Returns the recommendations, the truth, the truth spec (``by`` columns
     present in both frames become part of the join key) and the data checks
     of both inputs for :func:`polars_rankmetrics._validation.guard`.
@@ -508,6 +522,16 @@ def relevance(
 
     Notes
     -----
+    Key columns (user, item and shared ``by`` columns) are compared by value,
+    with one rule everywhere: String, Categorical and Enum ids as their
+    text; integer ids of any width and signedness as numbers, in a dtype
+    holding both sides (UInt64 against Int64: Int128, so no id overflows);
+    float ids as integers (they must be whole numbers: pandas stores an
+    integer column with a missing value as float64). A string id against a
+    numeric id is refused with a ``TypeError``: nothing could match and every
+    score would silently be 0. The key columns of the result have the
+    compared dtype.
+
     Users of the truth without recommendations appear with null ranks and so
     score 0; users without relevant truth get ``n_relevant = 0`` and null
     metrics. Rows are sorted by (by..., user, rank, item) with unrecommended

@@ -334,7 +334,10 @@ def evaluate(
     no recommendations at all in some fold is not evaluated there.
     ``mean_rank`` averages only the users whose first relevant
     item was recommended; ``pooled_recall@k`` is ``sum(hits) / sum(min(k, m_u))``
-    (OTTO), per user ``hits / min(k, m_u)``.
+    (OTTO), per user ``hits / min(k, m_u)``. Ids compare by value (see
+    :func:`polars_rankmetrics.relevance`); frames in memory sharing almost no
+    ids warn with :class:`polars_rankmetrics.IdOverlapWarning`, and
+    :func:`polars_rankmetrics.check_overlap` checks LazyFrames explicitly.
 
     Examples
     --------

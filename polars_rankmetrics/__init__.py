@@ -5,8 +5,12 @@ and ``LazyFrame`` (and, when pandas is installed, the ``df.rank.<method>``
 accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 """
 
-from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
+from polars_rankmetrics import (
+    _pandas_hook,  # df.rank.<method> on pandas, when pandas is imported
+    sample,  # prm.sample.sample_data, as the docs use it
+)
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics._id_overlap import IdOverlap, IdOverlapWarning, check_overlap
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -26,8 +30,11 @@ from polars_rankmetrics.sample import sample_data
 __version__ = "0.1.0"
 
 __all__ = [
+    "IdOverlap",
+    "IdOverlapWarning",
     "__version__",
     "average_precision",
+    "check_overlap",
     "dcg",
     "evaluate",
     "f1",
@@ -41,6 +48,7 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "relevance",
+    "sample",
     "sample_data",
 ]
 

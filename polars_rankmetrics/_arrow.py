@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
+from polars_rankmetrics._validation import shorten
+
 __all__ = ["Source", "to_pandas", "to_polars", "unused_name"]
 
 # An input frame and the schema it had once converted, used to give result columns
@@ -51,14 +53,14 @@ def _check_labels(frame: pd.DataFrame, name: str) -> None:
     if not_str:
         raise TypeError(
             f"{name} has {len(not_str)} column label(s) that are not strings, e.g. "
-            f"{not_str[0]!r} ({type(not_str[0]).__name__}); Polars needs string column "
+            f"{shorten(not_str[0])} ({type(not_str[0]).__name__}); Polars needs string column "
             f"names: rename them first, e.g. {name}.rename(columns=str)"
         )
     duplicated = frame.columns[frame.columns.duplicated()]
     if len(duplicated):
         raise ValueError(
             f"{name} has {len(duplicated)} duplicated column label(s), e.g. "
-            f"{duplicated[0]!r}; Polars needs unique column names"
+            f"{shorten(duplicated[0])}; Polars needs unique column names"
         )
 
 
@@ -80,11 +82,18 @@ def to_polars(frame: object, *, name: str) -> pl.DataFrame:
                 pl.from_pandas(frame[[column]], include_index=False)
             except Exception as column_exc:  # only on the failure path
                 raise TypeError(
-                    f"{name} column {column!r} (dtype {frame[column].dtype}) cannot be "
-                    f"converted to a Polars column: {column_exc}. Give it one type first, "
-                    f"e.g. {name}[{column!r}].astype(str)"
+                    f"{name} column {shorten(column)} (dtype {frame[column].dtype}) cannot "
+                    f"be converted to a Polars column: {_cut(column_exc)}. Give it one type "
+                    f"first, e.g. {name}[{shorten(column)}].astype(str)"
                 ) from column_exc
-        raise TypeError(f"{name} cannot be converted to a Polars frame: {exc}") from exc
+        raise TypeError(f"{name} cannot be converted to a Polars frame: {_cut(exc)}") from exc
+
+
+def _cut(error: Exception) -> str:
+    # Arrow's message quotes the offending value, which can be any size
+    text = str(error)
+    limit = 200
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def unused_name(columns: Sequence[str], stem: str) -> str:
@@ -145,6 +154,37 @@ def _arrow_backed(frame: pd.DataFrame) -> bool:
     return bool(dtypes) and all(isinstance(dtype, pd.ArrowDtype) for dtype in dtypes)
 
 
+_WIDE = (pl.Int128, pl.UInt128)
+
+
+def _narrow_wide_integers(
+    result: pl.DataFrame, sources: Sequence[Source]
+) -> tuple[pl.DataFrame, dict[str, list[Any]]]:
+    """Ids the core compared as 128-bit integers, in a dtype pandas holds.
+
+    Keys of two widths (UInt64 against Int64) are joined as Int128, which
+    neither Arrow's pandas conversion nor numpy holds. Such a column goes back
+    to an input's dtype, else Int64 or UInt64, whichever holds every value;
+    failing all of them, to Python ints (an object column), exact.
+    """
+    wide: dict[str, list[Any]] = {}
+    for name, dtype in result.schema.items():
+        if not isinstance(dtype, _WIDE):
+            continue
+        candidates = [schema[name] for _, schema in sources if name in schema]
+        for target in [*candidates, pl.Int64(), pl.UInt64()]:
+            if not target.is_integer() or isinstance(target, _WIDE):
+                continue
+            try:
+                result = result.with_columns(pl.col(name).cast(target))
+                break
+            except pl.exceptions.InvalidOperationError:
+                continue
+        else:
+            wide[name] = result.get_column(name).to_list()
+    return result, wide
+
+
 def to_pandas(
     result: pl.DataFrame, sources: Sequence[Source], *, index: pd.Index | None = None
 ) -> pd.DataFrame:
@@ -155,10 +195,17 @@ def to_pandas(
     first source is entirely pyarrow-backed, a ``pd.ArrowDtype``; otherwise
     the numpy dtype, or the nullable pandas dtype (``UInt32``, ``boolean``...)
     for an integer or boolean column with missing values. Floats keep NaN.
+    128-bit integer ids (keys of two integer widths) come back as
+    :func:`_narrow_wide_integers` says.
     """
     arrow = _arrow_backed(sources[0][0])
-    out = result.to_pandas(use_pyarrow_extension_array=arrow)
+    result, wide = _narrow_wide_integers(result, sources)
+    out = result.drop(list(wide)).to_pandas(use_pyarrow_extension_array=arrow)
+    for name, values in wide.items():
+        out.insert(result.columns.index(name), name, pd.Series(values, dtype=object))
     for name, dtype in result.schema.items():
+        if name in wide:
+            continue  # Python ints already: no pandas integer dtype holds them
         column = result.get_column(name)
         original = next(
             (

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
+from polars_rankmetrics._validation import shorten
+
 __all__ = ["install"]
 
 _TARGET = "pandas"
@@ -64,7 +66,7 @@ class _RegisteringLoader(importlib.abc.Loader):
             _register()
         except Exception as exc:  # a failure here must not break `import pandas`
             warnings.warn(
-                f"polars_rankmetrics could not register the pandas accessor: {exc!r}; "
+                f"polars_rankmetrics could not register the pandas accessor: {shorten(exc)}; "
                 "use the functions of polars_rankmetrics.pandas instead",
                 RuntimeWarning,
                 stacklevel=2,

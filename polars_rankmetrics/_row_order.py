@@ -19,6 +19,8 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankmetrics._validation import tie_key
+
 __all__ = ["run_lengths_in_rank_order", "run_positions"]
 
 
@@ -49,9 +51,10 @@ def run_lengths_in_rank_order(
     and no list starts twice (the runs of equal keys have distinct keys).
     ``None`` otherwise.
 
-    Item ids are compared in their own order only when they are numbers or
-    strings; for other item dtypes, tied scores give ``None`` (the general
-    ranking then runs).
+    Tied items are compared as the ranking compares them
+    (:func:`polars_rankmetrics._validation.tie_key`: numbers by value,
+    String, Categorical and Enum ids by their text); for other item dtypes,
+    tied scores give ``None`` (the general ranking then runs).
 
     Examples
     --------
@@ -93,9 +96,13 @@ def _in_tie_order(
     if ties == "input":
         return (value <= previous).fill_null(value=False)
     dtype = frame.schema[item]
-    if not (dtype.is_numeric() or dtype == pl.String):
+    if not (
+        dtype.is_numeric() or dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+    ):
         return pl.lit(value=False)
-    current, above = pl.col(item), pl.col(item).shift(1)
+    # the ranking's tie rule: the id's value (text for Categorical and Enum)
+    current = tie_key(item, dtype)
+    above = current.shift(1)
     later = current < above if ties == "item_desc" else current > above
     return ((value < previous) | ((value == previous) & later)).fill_null(value=False)
 

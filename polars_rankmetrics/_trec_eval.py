@@ -322,7 +322,8 @@ def trec_eval(
     ).with_columns(pl.lit("all").alias("user"))
     order = {m.name: i for i, m in enumerate(chosen)}
     parts = [summary]
-    if per_query:
+    # num_q alone has no per-query line (trec_eval -q prints it under "all" only)
+    if per_query and per_query_names:
         parts.insert(0, table.select("user", *per_query_names).sort("user"))
     long = [
         part.with_columns(pl.exclude("user").cast(pl.Float64))

@@ -16,6 +16,7 @@ one example row, so that the user can find the problem in their data.
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,21 +25,97 @@ import polars as pl
 
 __all__ = [
     "DataCheck",
+    "as_int",
+    "as_number",
     "check_cutoff",
     "check_literal",
     "check_no_name_clash",
     "duplicate_check",
+    "float_key_check",
     "guard",
+    "integer_holder",
+    "key_dtype",
     "nan_check",
     "null_checks",
     "require_columns",
     "require_integer",
     "require_numeric",
+    "shorten",
+    "tie_key",
     "unify_key_dtypes",
 ]
 
 _GUARD_PREFIX = "__prm_check_"
 _ROW_MARKER = "__prm_row"
+
+# the most characters of one value a message quotes (an id can be megabytes long)
+SHOWN_CHARACTERS = 40
+
+
+def shorten(value: object, *, limit: int = SHOWN_CHARACTERS) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with the length it had.
+
+    Every message that quotes a value the user passed (an id, a parameter, a
+    column label) goes through this, so a 5 MB id gives a short message.
+
+    Examples
+    --------
+    >>> shorten("abc")
+    "'abc'"
+    >>> shorten("x" * 1000)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1002 characters)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _is_bool(value: object) -> bool:
+    # bool is an int subclass and numpy's bool has no __index__; neither is a number here
+    return isinstance(value, bool) or type(value).__name__ in ("bool", "bool_")
+
+
+def as_int(value: object, *, what: str) -> int:
+    """``value`` as a Python ``int`` if it is an integer (``int``, ``np.int64``...), else raise.
+
+    Booleans are refused: ``True`` as a cutoff is a mistake, not 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_int(np.int64(10), what="k")
+    10
+    >>> as_int(True, what="k")
+    Traceback (most recent call last):
+    ...
+    TypeError: k must be an integer, got True (bool)
+    """
+    if not _is_bool(value) and isinstance(value, numbers.Integral):
+        return int(value)
+    raise TypeError(f"{what} must be an integer, got {shorten(value)} ({type(value).__name__})")
+
+
+def as_number(value: object, *, what: str) -> float:
+    """``value`` as a Python ``float`` if it is a real number (``int``, ``np.float32``...).
+
+    Booleans are refused, as by :func:`as_int`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_number(np.float32(0.5), what="relevance_level")
+    0.5
+    """
+    if not _is_bool(value) and isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"{what} must be a number, got {shorten(value)} ({type(value).__name__})")
+
+
+def _names(names: Sequence[str], *, most: int = 12) -> str:
+    shown = ", ".join(shorten(name) for name in names[:most])
+    more = f", ... ({len(names)} columns)" if len(names) > most else ""
+    return f"[{shown}{more}]"
 
 
 def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str) -> None:
@@ -54,10 +131,10 @@ def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str
     parts = []
     for role, name in missing.items():
         hint = difflib.get_close_matches(name, list(schema.names()), n=1)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        parts.append(f"column {name!r} for {role}={name!r}{suggestion}")
+        suggestion = f" (did you mean {shorten(hint[0])}?)" if hint else ""
+        parts.append(f"column {shorten(name)} for {role}={shorten(name)}{suggestion}")
     raise ValueError(
-        f"{frame} is missing {', '.join(parts)}; it has columns {list(schema.names())}. "
+        f"{frame} is missing {', '.join(parts)}; it has columns {_names(schema.names())}. "
         f"Pass the right name with the keyword of that role, e.g. {next(iter(missing))}=..."
     )
 
@@ -67,8 +144,8 @@ def require_integer(schema: pl.Schema, column: str, *, frame: str, role: str) ->
     dtype = schema[column]
     if not dtype.is_integer():
         raise TypeError(
-            f"{frame} column {column!r} ({role}) must hold integer positions (1 = top), "
-            f"but its dtype is {dtype}. Cast it, e.g. pl.col({column!r}).cast(pl.Int64), "
+            f"{frame} column {shorten(column)} ({role}) must hold integer positions (1 = top), "
+            f"but its dtype is {dtype}. Cast it, e.g. pl.col({shorten(column)}).cast(pl.Int64), "
             "or pass score= to derive ranks from a score column."
         )
 
@@ -78,7 +155,7 @@ def require_numeric(schema: pl.Schema, column: str, *, frame: str, role: str) ->
     dtype = schema[column]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise TypeError(
-            f"{frame} column {column!r} ({role}) must be numeric, but its dtype is {dtype}."
+            f"{frame} column {shorten(column)} ({role}) must be numeric, but its dtype is {dtype}."
         )
 
 
@@ -86,11 +163,13 @@ def check_cutoff(k: object, *, what: str = "k") -> int | None:
     """Return ``k`` if it is ``None`` or an integer >= 1, else raise."""
     if k is None:
         return None
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"{what} must be a positive integer or None, got {k!r}")
+    if _is_bool(k) or not isinstance(k, numbers.Integral):
+        raise TypeError(
+            f"{what} must be a positive integer or None, got {shorten(k)} ({type(k).__name__})"
+        )
     if k < 1:
-        raise ValueError(f"{what} must be >= 1 (positions start at 1), got {k}")
-    return k
+        raise ValueError(f"{what} must be >= 1 (positions start at 1), got {shorten(k)}")
+    return int(k)
 
 
 def check_literal(value: object, allowed: Sequence[str], *, name: str) -> None:
@@ -98,8 +177,8 @@ def check_literal(value: object, allowed: Sequence[str], *, name: str) -> None:
     if value in allowed:
         return
     hint = difflib.get_close_matches(str(value), list(allowed), n=1)
-    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-    raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}{suggestion}")
+    suggestion = f"; did you mean {shorten(hint[0])}?" if hint else ""
+    raise ValueError(f"{name} must be one of {list(allowed)}, got {shorten(value)}{suggestion}")
 
 
 def check_no_name_clash(schema: pl.Schema, names: Iterable[str], *, frame: str) -> None:
@@ -112,12 +191,123 @@ def check_no_name_clash(schema: pl.Schema, names: Iterable[str], *, frame: str) 
         )
 
 
+_SIGNED: dict[type[pl.DataType], int] = {
+    pl.Int8: 8,
+    pl.Int16: 16,
+    pl.Int32: 32,
+    pl.Int64: 64,
+    pl.Int128: 128,
+}
+_UNSIGNED: dict[type[pl.DataType], int] = {
+    pl.UInt8: 8,
+    pl.UInt16: 16,
+    pl.UInt32: 32,
+    pl.UInt64: 64,
+    pl.UInt128: 128,
+}
+_SIGNED_OF_WIDTH = {bits: dtype for dtype, bits in _SIGNED.items()}
+_UNSIGNED_OF_WIDTH = {bits: dtype for dtype, bits in _UNSIGNED.items()}
+
+
 def _key_family(dtype: pl.DataType) -> str:
-    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)):
+    if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum)):
         return "string"
-    if dtype.is_integer():
+    # float ids are integer ids that went through a float column (pandas: an integer
+    # column with a missing value); they are compared as integers
+    if dtype.is_integer() or dtype.is_float():
         return "integer"
     return str(dtype)
+
+
+def _as_integer(dtype: pl.DataType) -> tuple[bool, int]:
+    """(signed, bits) of an integer dtype; a float stands for an Int64."""
+    if dtype.is_float():
+        return True, 64
+    if dtype.base_type() in _SIGNED:
+        return True, _SIGNED[dtype.base_type()]
+    return False, _UNSIGNED[dtype.base_type()]
+
+
+def integer_holder(left: pl.DataType, right: pl.DataType) -> pl.DataType:
+    """The narrowest integer dtype holding every value of both (String beyond 128 bits).
+
+    Both signed or both unsigned: the wider one. Mixed: a signed type wider than
+    the unsigned one (UInt64 with Int64: Int128), so that no id overflows and
+    ids equal as numbers are equal keys. UInt128 with a signed type has no
+    integer holder; both are then compared as their decimal text, which is
+    also exact.
+
+    Examples
+    --------
+    >>> integer_holder(pl.UInt64(), pl.Int64())
+    Int128
+    >>> integer_holder(pl.UInt8(), pl.Int32())
+    Int32
+    >>> integer_holder(pl.Float64(), pl.UInt16())
+    Int64
+    """
+    (left_signed, left_bits), (right_signed, right_bits) = _as_integer(left), _as_integer(right)
+    if left_signed == right_signed:
+        table = _SIGNED_OF_WIDTH if left_signed else _UNSIGNED_OF_WIDTH
+        return table[max(left_bits, right_bits)]()
+    signed_bits, unsigned_bits = (left_bits, right_bits) if left_signed else (right_bits, left_bits)
+    bits = max(signed_bits, 2 * unsigned_bits)
+    return _SIGNED_OF_WIDTH[bits]() if bits in _SIGNED_OF_WIDTH else pl.String()
+
+
+def key_dtype(left: pl.DataType, right: pl.DataType, *, key: str) -> pl.DataType | None:
+    """The dtype both sides of join key ``key`` are compared in (``None``: as they are).
+
+    The rule, for recs dtype ``left`` and truth dtype ``right``:
+
+    * String, Categorical and Enum compare as String (by their text);
+    * integers of any width and signedness compare by value, in
+      :func:`integer_holder`; float columns count as integer ids (they must
+      hold whole numbers, checked by :func:`float_key_check`);
+    * any other dtype must be the same on both sides;
+    * anything else (a string against an integer...) is refused with a
+      ``TypeError``: the join would find nothing and every score would
+      silently be 0.
+    """
+    family_left, family_right = _key_family(left), _key_family(right)
+    if family_left != family_right:
+        raise TypeError(
+            f"key column {shorten(key)} has dtype {left} in recs but {right} in truth; "
+            "these can never match, so every metric would silently be 0. Cast one "
+            f"side, e.g. truth.with_columns(pl.col({shorten(key)}).cast(pl.{left}))."
+        )
+    if family_left == "string":
+        return None if left == right == pl.String else pl.String()
+    if family_left == "integer":
+        target = integer_holder(left, right)
+        return None if left == right == target else target
+    return None
+
+
+def _key_cast(dtype: pl.DataType, key: str, target: pl.DataType) -> pl.Expr:
+    column = pl.col(key)
+    if dtype.is_float() and target != pl.String:
+        # only whole numbers are ids; others (and values out of range) become null,
+        # which float_key_check reports on the input
+        return pl.when(column == column.floor()).then(column).cast(target, strict=False)
+    if dtype.is_float():
+        return (
+            pl.when(column == column.floor())
+            .then(column.cast(pl.Int128, strict=False))
+            .cast(pl.String)
+        )
+    return column.cast(target)
+
+
+def float_key_check(frame: str, key: str, target: pl.DataType, show: Sequence[str]) -> DataCheck:
+    """A float key column compared as integers must hold whole numbers in range."""
+    value = pl.col(key)
+    return DataCheck(
+        bad=value.is_not_null() & _key_cast(pl.Float64(), key, target).is_null(),
+        message=f"{frame} column {shorten(key)} holds float ids, which are compared as "
+        f"integers ({target}), but {{n}} value(s) are not whole numbers in its range",
+        show=tuple(show),
+    )
 
 
 def unify_key_dtypes(
@@ -127,34 +317,48 @@ def unify_key_dtypes(
     *,
     recs_schema: pl.Schema,
     truth_schema: pl.Schema,
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Cast join keys of both frames to one dtype, or refuse keys that cannot match.
+) -> tuple[pl.LazyFrame, pl.LazyFrame, list[DataCheck], list[DataCheck]]:
+    """Cast join keys of both frames to one dtype (:func:`key_dtype`), or refuse them.
 
-    String, Categorical and Enum keys are joined as String; integers of any width
-    as Int64. Anything else must have the same dtype on both sides. A string key
-    against an integer key is refused: the join would find nothing and every
-    score would silently be 0.
+    Returns both frames cast and the data checks of the inputs the casts need
+    (float ids must be whole numbers): the recs' and the truth's, to run on
+    the frames as given.
     """
     recs_casts: list[pl.Expr] = []
     truth_casts: list[pl.Expr] = []
+    recs_checks: list[DataCheck] = []
+    truth_checks: list[DataCheck] = []
     for key in keys:
         left, right = recs_schema[key], truth_schema[key]
-        if left == right and not isinstance(left, (pl.Categorical, pl.Enum)):
+        target = key_dtype(left, right, key=key)
+        if target is None:
             continue
-        family_left, family_right = _key_family(left), _key_family(right)
-        if family_left != family_right:
-            raise TypeError(
-                f"key column {key!r} has dtype {left} in recs but {right} in truth; "
-                "these can never match, so every metric would silently be 0. Cast one "
-                f"side, e.g. truth.with_columns(pl.col({key!r}).cast(pl.{left}))."
-            )
-        target: pl.DataType = pl.String() if family_left == "string" else pl.Int64()
-        recs_casts.append(pl.col(key).cast(target))
-        truth_casts.append(pl.col(key).cast(target))
+        for dtype, casts, checks, frame in (
+            (left, recs_casts, recs_checks, "recs"),
+            (right, truth_casts, truth_checks, "truth"),
+        ):
+            if dtype != target:
+                casts.append(_key_cast(dtype, key, target).alias(key))
+            if dtype.is_float():
+                checks.append(float_key_check(frame, key, target, keys))
     if recs_casts:
         recs = recs.with_columns(recs_casts)
+    if truth_casts:
         truth = truth.with_columns(truth_casts)
-    return recs, truth
+    return recs, truth, recs_checks, truth_checks
+
+
+def tie_key(item: str, dtype: pl.DataType) -> pl.Expr:
+    """The value equal scores are ordered by: the item id's value, the same for every dtype.
+
+    Text for String, Categorical and Enum ids (an Enum's own order is the
+    order of its categories, which differs from one frame to the next), the
+    number for numeric ids: trec_eval compares docnos as strings. Ids of any
+    other dtype compare in their own order.
+    """
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return pl.col(item).cast(pl.String)
+    return pl.col(item)
 
 
 @dataclass(frozen=True)
@@ -214,7 +418,7 @@ def summary(
 def _format_row(row: Mapping[str, Any] | None) -> str:
     if row is None:
         return ""
-    return "; example row: " + ", ".join(f"{k}={v!r}" for k, v in row.items())
+    return "; example row: " + ", ".join(f"{k}={shorten(v)}" for k, v in row.items())
 
 
 def _raise_if_bad(messages: list[str], result_columns: list[str]) -> Callable[..., pl.DataFrame]:
@@ -278,7 +482,7 @@ def null_checks(
     return [
         DataCheck(
             bad=pl.col(name).is_null(),
-            message=f"{frame} column {name!r} ({role}) has {{n}} null value(s)",
+            message=f"{frame} column {shorten(name)} ({role}) has {{n}} null value(s)",
             show=show,
             screen=pl.col(name).null_count() > 0 if in_memory else None,
         )
@@ -296,7 +500,7 @@ def nan_check(
     nan = pl.col(column).cast(pl.Float64).is_nan()
     return DataCheck(
         bad=nan,
-        message=f"{frame} column {column!r} ({role}) has {{n}} NaN value(s)",
+        message=f"{frame} column {shorten(column)} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
         screen=nan.any() if in_memory else None,
     )

@@ -28,6 +28,7 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import metrics as m
 from polars_rankmetrics import ranking as r
+from polars_rankmetrics._id_overlap import warn_if_disjoint
 
 __all__ = ["MetricSpec", "evaluate", "parse_metric"]
 
@@ -333,7 +334,10 @@ def evaluate(
     no recommendations at all in some fold is not evaluated there.
     ``mean_rank`` averages only the users whose first relevant
     item was recommended; ``pooled_recall@k`` is ``sum(hits) / sum(min(k, m_u))``
-    (OTTO), per user ``hits / min(k, m_u)``.
+    (OTTO), per user ``hits / min(k, m_u)``. Ids compare by value (see
+    :func:`polars_rankmetrics.relevance`); frames in memory sharing almost no
+    ids warn with :class:`polars_rankmetrics.IdOverlapWarning`, and
+    :func:`polars_rankmetrics.check_overlap` checks LazyFrames explicitly.
 
     Examples
     --------
@@ -420,7 +424,10 @@ def evaluate(
         # a repeated position changes a metric only where a relevant item sits, so
         # check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
-    return r.like(recs, v.guard(result, checks))
+    evaluated = r.like(recs, v.guard(result, checks))
+    if in_memory and isinstance(truth, pl.DataFrame):  # a lazy query is not run early
+        warn_if_disjoint(recs_lf, truth_lf, user=user, item=item)
+    return evaluated
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:

@@ -48,7 +48,7 @@ import inspect
 import types
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -63,6 +63,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 from polars_rankmetrics import _arrow
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics._validation import shorten
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
@@ -98,7 +99,7 @@ def _check_index_roles(frame: pd.DataFrame, name: str, columns: Sequence[str | N
     for column in columns:
         if column is not None and column not in frame.columns and column in levels:
             raise ValueError(
-                f"{name} has no column {column!r}: it is an index level. The adapter reads "
+                f"{name} has no column {shorten(column)}: it is an index level. The adapter reads "
                 f"columns only; move it out of the index first: {name}.reset_index()"
             )
 
@@ -106,8 +107,8 @@ def _check_index_roles(frame: pd.DataFrame, name: str, columns: Sequence[str | N
 def _truth_to_polars(truth: object) -> tuple[pl.DataFrame | pl.LazyFrame, list[_arrow.Source]]:
     if isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
         return truth, []
-    converted = _arrow.to_polars(truth, name="truth")
-    return converted, [(truth, converted.schema)]
+    converted = _arrow.to_polars(truth, name="truth")  # refuses anything but a pandas frame
+    return converted, [(cast("pd.DataFrame", truth), converted.schema)]
 
 
 def positions(
@@ -223,7 +224,10 @@ def relevance(
     _check_index_roles(recs, "recs", [user, item, rank, *_ranking.as_list(by)])
     truth_frame, truth_sources = _truth_to_polars(truth)
     if truth_sources:
-        _check_index_roles(truth_sources[0][0], "truth", [user, item, relevance])
+        # a by column in the truth's index would silently make the truth shared by every group
+        _check_index_roles(
+            truth_sources[0][0], "truth", [user, item, relevance, *_ranking.as_list(by)]
+        )
     result = _ranking.relevance(
         frame, truth_frame, user=user, item=item, rank=rank, relevance=relevance,
         relevance_level=relevance_level, by=by,
@@ -299,7 +303,10 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
     _check_index_roles(recs, "recs", roles)
     truth_frame, truth_sources = _truth_to_polars(truth)
     if truth_sources:
-        _check_index_roles(truth_sources[0][0], "truth", [user, item, relevance])
+        # a by column in the truth's index would silently make the truth shared by every group
+        _check_index_roles(
+            truth_sources[0][0], "truth", [user, item, relevance, *_ranking.as_list(by)]
+        )
     result = _core_evaluate(
         frame, truth_frame, metrics, user=user, item=item, rank=rank, score=score,
         relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
@@ -351,9 +358,9 @@ class _FrameRank:
         if name.startswith("__") and name.endswith("__"):
             return getattr(self._descriptor.original, name)
         close = difflib.get_close_matches(name, _METHODS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f"; did you mean {shorten(close[0])}?" if close else ""
         raise AttributeError(
-            f"DataFrame.rank has no attribute {name!r}: it is pandas' rank method, with "
+            f"DataFrame.rank has no attribute {shorten(name)}: it is pandas' rank method, with "
             f"the metric methods {', '.join(_METHODS)}{hint}"
         )
 
@@ -507,7 +514,7 @@ def register() -> bool:
         if not _warned_conflict:
             _warned_conflict = True
             warnings.warn(
-                f"pandas.DataFrame.rank is not pandas' own method (it is {current!r}); "
+                f"pandas.DataFrame.rank is not pandas' own method (it is {shorten(current)}); "
                 "polars_rankmetrics leaves it as it is, so df.rank.evaluate/positions/"
                 "relevance are not available: call polars_rankmetrics.pandas.evaluate(df, ...) "
                 "and the other functions of that module instead",
@@ -526,7 +533,7 @@ def unregister() -> None:
     A no-op when the accessor is not installed.
     """
     current = pd.DataFrame.__dict__.get(_NAME)
-    if not _is_ours(current):
+    if current is None or not _is_ours(current):
         return
     if current.replaced_own:
         setattr(pd.DataFrame, _NAME, current.original)

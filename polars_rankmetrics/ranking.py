@@ -9,7 +9,7 @@ builds on the same private helpers. Everything is written once on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 import polars as pl
@@ -113,7 +113,7 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -
         checks.append(
             v.DataCheck(
                 bad=pl.col(spec.rank) < 1,
-                message=f"recs column {spec.rank!r} (rank) has {{n}} value(s) below 1 "
+                message=f"recs column {v.shorten(spec.rank)} (rank) has {{n}} value(s) below 1 "
                 "(positions start at 1)",
                 show=show,
                 screen=pl.col(spec.rank).min() < 1 if in_memory else None,
@@ -150,24 +150,36 @@ def list_checks(
 
 
 def position_check(spec: RecsSpec, *, in_memory: bool = False) -> v.DataCheck:
-    """Two items at one position make P@i and AP ambiguous."""
-    return v.duplicate_check(
+    """Two items at one position make P@i and AP ambiguous.
+
+    Only distinct items at one position are bad: the hit rows of
+    ``evaluate`` repeat a recommendation whose truth row is repeated, which is
+    the truth's problem (its own duplicate check names it), not the recs'.
+    """
+    check = v.duplicate_check(
         "recs",
         [*spec.list_keys, spec.rank],
         (*spec.list_keys, spec.item, spec.rank),
         hint=": two items share one position in a list (missing by=...?)",
         in_memory=in_memory,
     )
+    # a row repeated whole (same item, same position) is not two items at one position;
+    # no window here: the bad rows are searched for only when the hash screen fires
+    shared = pl.struct([*spec.list_keys, spec.rank]).is_duplicated()
+    repeated = pl.struct([*spec.list_keys, spec.item, spec.rank]).is_duplicated()
+    return replace(check, bad=shared & ~repeated)
 
 
-def _score_rank(spec: RecsSpec, score: str) -> pl.Expr:
+def _score_rank(spec: RecsSpec, score: str, item_dtype: pl.DataType) -> pl.Expr:
     # compare scores as float64; "+ 0.0" folds -0.0 into 0.0 so they tie
     value = pl.col(score).cast(pl.Float64) + 0.0
+    # equal scores: by the item id's value (text for Categorical/Enum), in every dtype
+    item = v.tie_key(spec.item, item_dtype)
     if spec.ties == "item_desc":
         # trec_eval: score descending, then item id descending
-        ordinal = pl.struct(value, pl.col(spec.item)).rank("ordinal", descending=True)
+        ordinal = pl.struct(value, item).rank("ordinal", descending=True)
     elif spec.ties == "item_asc":
-        ordinal = pl.struct(-value + 0.0, pl.col(spec.item)).rank("ordinal")
+        ordinal = pl.struct(-value + 0.0, item).rank("ordinal")
     else:
         # "ordinal" ranks equal values in the order they occur: stable input order
         ordinal = value.rank("ordinal", descending=True)
@@ -197,7 +209,7 @@ def with_positions(
     """
     if spec.score is not None:
         position = (
-            _score_rank(spec, spec.score)
+            _score_rank(spec, spec.score, lf.collect_schema()[spec.item])
             if run_lengths is None
             else pl.lit(run_positions(run_lengths))
         )
@@ -205,7 +217,8 @@ def with_positions(
     if spec.duplicates == "first":
         # keep each item's best position; with scores the list is then re-numbered,
         # with given ranks the positions stay as shown (Kaggle: a repeat wastes a slot)
-        best = pl.col(spec.rank) == pl.col(spec.rank).min().over([*spec.list_keys, spec.item])
+        # one row per item even when a row is repeated whole (same item, same rank)
+        best = pl.col(spec.rank).rank("ordinal").over([*spec.list_keys, spec.item]) == 1
         lf = lf.filter(best)
         if spec.score is not None:
             lf = lf.with_columns(pl.col(spec.rank).rank("ordinal").over(spec.list_keys))
@@ -245,7 +258,7 @@ def positions(
     ties
         How equal scores are ordered: ``"item_desc"`` (default, trec_eval: item
         id descending), ``"item_asc"`` (item id ascending), ``"input"`` (the
-        order of the rows). Item ids compare in their own dtype's order.
+        order of the rows). Item ids compare by value (see Notes).
     duplicates
         A (user, item) recommended twice: ``"error"`` (default) or ``"first"``
         (keep its best position; score-derived ranks are then re-numbered).
@@ -256,6 +269,15 @@ def positions(
     -------
     The frame with the rank column (UInt32 when derived), in the input row
     order, of the same kind as ``recs``.
+
+    Notes
+    -----
+    The tie rule is the same here, in :func:`polars_rankmetrics.evaluate`
+    and for every id dtype: equal scores are ordered by the item id's value,
+    as text for String, Categorical and Enum ids (an Enum's category order
+    is ignored; trec_eval compares docnos as strings), as a number for
+    integer and float ids. Given ranks may be integers of any width (a rank
+    above 2^32 stays exact); ``k`` is a Python or NumPy integer.
 
     Examples
     --------
@@ -317,9 +339,6 @@ def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
     v.require_columns(schema, roles, frame="truth")
     if spec.relevance is not None:
         v.require_numeric(schema, spec.relevance, frame="truth", role="relevance")
-    level = spec.relevance_level
-    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float))):
-        raise TypeError(f"relevance_level must be a number or None, got {level!r}")
 
 
 def truth_checks(
@@ -422,6 +441,11 @@ def prepare(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, TruthSpec, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """Validate both frames' schemas and return them lazy, with key dtypes unified.
 
+    The key-dtype rule is :func:`polars_rankmetrics._validation.key_dtype`
+    (documented in :func:`relevance`'s Notes and docs/DESIGN.md); the data
+    checks read the frames as given, so that their example rows show the
+    user's values.
+
     Returns the recommendations, the truth, the truth spec (``by`` columns
     present in both frames become part of the join key) and the data checks
     of both inputs for :func:`polars_rankmetrics._validation.guard`.
@@ -432,18 +456,25 @@ def prepare(
     truth_schema = truth_lf.collect_schema()
     check_recs_schema(recs_schema, recs_spec)
     relevance_column, level = truth_spec_args
+    if level is not None:
+        level = v.as_number(level, what="relevance_level")
     shared_by = tuple(name for name in recs_spec.by if name in truth_schema)
     truth_spec = TruthSpec(recs_spec.user, recs_spec.item, relevance_column, level, shared_by)
     check_truth_schema(truth_schema, truth_spec)
     keys = [*shared_by, recs_spec.user, recs_spec.item]
-    recs_lf, truth_lf = v.unify_key_dtypes(
+    given_recs, given_truth = recs_lf, truth_lf
+    recs_lf, truth_lf, recs_key_checks, truth_key_checks = v.unify_key_dtypes(
         recs_lf, truth_lf, keys, recs_schema=recs_schema, truth_schema=truth_schema
     )
+    # the data checks read the frames as given: the example rows show the user's values
+    recs_in_memory = isinstance(recs, pl.DataFrame)
     checks = [
-        (recs_lf, recs_checks(recs_spec, recs_schema, in_memory=isinstance(recs, pl.DataFrame))),
+        (given_recs, recs_checks(recs_spec, recs_schema, in_memory=recs_in_memory)),
         *truth_checks(
-            truth_lf, truth_spec, truth_schema, in_memory=isinstance(truth, pl.DataFrame)
+            given_truth, truth_spec, truth_schema, in_memory=isinstance(truth, pl.DataFrame)
         ),
+        (given_recs, recs_key_checks),
+        (given_truth, truth_key_checks),
     ]
     return recs_lf, truth_lf, truth_spec, checks
 
@@ -491,6 +522,16 @@ def relevance(
 
     Notes
     -----
+    Key columns (user, item and shared ``by`` columns) are compared by value,
+    with one rule everywhere: String, Categorical and Enum ids as their
+    text; integer ids of any width and signedness as numbers, in a dtype
+    holding both sides (UInt64 against Int64: Int128, so no id overflows);
+    float ids as integers (they must be whole numbers: pandas stores an
+    integer column with a missing value as float64). A string id against a
+    numeric id is refused with a ``TypeError``: nothing could match and every
+    score would silently be 0. The key columns of the result have the
+    compared dtype.
+
     Users of the truth without recommendations appear with null ranks and so
     score 0; users without relevant truth get ``n_relevant = 0`` and null
     metrics. Rows are sorted by (by..., user, rank, item) with unrecommended

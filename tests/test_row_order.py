@@ -179,3 +179,22 @@ def test_positions_from_the_row_order_across_chunks(engine: str) -> None:
     window = chunked.lazy().rank.positions(score="score").collect(engine=engine)  # type: ignore[call-overload]
     assert_frame_equal(chunked.rank.positions(score="score"), window)
     assert window["rank"].to_list() == [i + 1 for _ in range(300) for i in range(7)]
+
+
+@pytest.mark.parametrize(
+    "dtype", [pl.String(), pl.Categorical(), pl.Enum(["a", "b", "c"]), pl.Enum(["c", "b", "a"])]
+)
+def test_probe_orders_text_ids_by_their_text_whatever_the_dtype(dtype: pl.DataType) -> None:
+    # tied scores, items c, b, a: the item_desc order of their text, for every text dtype
+    recs = pl.DataFrame(
+        {"user": [1, 1, 1], "item": pl.Series(["c", "b", "a"]).cast(dtype), "score": 1.0}
+    )
+    lengths = run_lengths_in_rank_order(
+        recs, keys=["user"], item="item", score="score", ties="item_desc"
+    )
+    assert lengths is not None
+    assert lengths.to_list() == [3]
+    reverse = run_lengths_in_rank_order(
+        recs, keys=["user"], item="item", score="score", ties="item_asc"
+    )
+    assert reverse is None

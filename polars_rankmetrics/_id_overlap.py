@@ -1,0 +1,299 @@
+"""Whether the recommendations and the truth speak of the same users and items.
+
+Ids that lost their leading zeros, or come from another id space, match
+nothing: every score is then silently 0. :func:`id_overlap` counts, from the
+distinct keys of each side only, how many users and items the two frames
+share; :func:`check_overlap` is the public check and
+:func:`warn_if_disjoint` the warning that :func:`polars_rankmetrics.evaluate`
+raises for frames in memory.
+
+"Almost no overlap" (:attr:`IdOverlap.suspicious`) means either
+
+* the truth has at least :data:`MIN_IDS` (10) distinct users and fewer than
+  1% of them (:data:`MIN_USER_SHARE`) have any recommendation, none at all
+  included; or
+* the truth has at least 10 distinct items and none of them is recommended
+  to anyone.
+
+Both need both frames non-empty. Below 10 distinct ids, disjoint sets
+happen by chance in small, valid examples and say little about the ids.
+Normal data, where many users simply have no hit, is far from either: their
+users are recommended something, and popular truth items are recommended to
+someone.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics import _validation as v
+
+__all__ = [
+    "MIN_IDS",
+    "MIN_USER_SHARE",
+    "SCREEN_ROWS",
+    "SCREEN_USER_SHARE",
+    "IdOverlap",
+    "IdOverlapWarning",
+    "check_overlap",
+    "clearly_overlapping",
+    "id_overlap",
+    "warn_if_disjoint",
+]
+
+# fewer truth users than this share with a recommendation: the ids probably differ
+MIN_USER_SHARE = 0.01
+# fewer distinct truth ids than this (users; items) are too few to tell
+MIN_IDS = 10
+
+
+class IdOverlapWarning(UserWarning):
+    """The recommendations and the truth share (almost) no user or item ids.
+
+    Every score is then (nearly) 0. Turn it into an error with
+    ``warnings.simplefilter("error", prm.IdOverlapWarning)``, or silence it
+    with ``"ignore"``.
+    """
+
+
+@dataclass(frozen=True)
+class IdOverlap:
+    """How many distinct users and items the recommendations and the truth share.
+
+    Attributes
+    ----------
+    recs_users, truth_users
+        Distinct users of each frame.
+    matched_users
+        Truth users with at least one recommendation.
+    recs_items, truth_items
+        Distinct items of each frame.
+    matched_items
+        Truth items recommended to at least one user.
+    truth_user_example, recs_user_example, truth_item_example, recs_item_example
+        The smallest id of each side that the other side lacks (``None`` when
+        every id matches).
+    """
+
+    recs_users: int
+    truth_users: int
+    matched_users: int
+    recs_items: int
+    truth_items: int
+    matched_items: int
+    truth_user_example: Any = None
+    recs_user_example: Any = None
+    truth_item_example: Any = None
+    recs_item_example: Any = None
+
+    @property
+    def suspicious(self) -> bool:
+        """Almost no overlap: < 1% of truth users recommended anything, or no truth item.
+
+        Each rule counts only with at least ``MIN_IDS`` distinct truth ids of its kind.
+        """
+        if not (self.recs_users and self.truth_users):
+            return False
+        few_users = (
+            self.truth_users >= MIN_IDS and self.matched_users < MIN_USER_SHARE * self.truth_users
+        )
+        no_items = self.truth_items >= MIN_IDS and self.matched_items == 0
+        return few_users or no_items
+
+    @property
+    def message(self) -> str:
+        """The counts and one unmatched id of each side, in words."""
+        share = self.matched_users / self.truth_users if self.truth_users else 0.0
+        examples = [
+            f"{side} {role} {v.shorten(example)}"
+            for side, role, example in (
+                ("truth", "user", self.truth_user_example),
+                ("recs", "user", self.recs_user_example),
+                ("truth", "item", self.truth_item_example),
+                ("recs", "item", self.recs_item_example),
+            )
+            if example is not None
+        ]
+        unmatched = f"; unmatched ids, e.g. {', '.join(examples)}" if examples else ""
+        return (
+            f"{self.matched_users} of {self.truth_users} truth users ({share:.1%}) have a "
+            f"recommendation ({self.recs_users} recs users), and {self.matched_items} of "
+            f"{self.truth_items} truth items are recommended ({self.recs_items} recs items)"
+            f"{unmatched}"
+        )
+
+
+def _distinct(frame: pl.LazyFrame, column: str) -> pl.LazyFrame:
+    return frame.select(pl.col(column).drop_nulls().unique()).cache()
+
+
+def _counts(recs: pl.LazyFrame, truth: pl.LazyFrame, column: str) -> list[pl.LazyFrame]:
+    # distinct ids of each side, how many truth ids the recs have, and the smallest id
+    # of each side the other lacks (the smallest: unique() has no order)
+    ours, theirs = _distinct(recs, column), _distinct(truth, column)
+    return [
+        ours.select(pl.len()),
+        theirs.select(pl.len()),
+        theirs.join(ours, on=column, how="semi").select(pl.len()),
+        theirs.join(ours, on=column, how="anti").select(pl.col(column).min()),
+        ours.join(theirs, on=column, how="anti").select(pl.col(column).min()),
+    ]
+
+
+def id_overlap(recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str) -> IdOverlap:
+    """Count the shared users and items of two frames whose key dtypes are unified.
+
+    Reads only the distinct users and items of each side (one query: four
+    distinct-value scans, then joins of those small sets).
+    """
+    values = [
+        frame.item()
+        for frame in pl.collect_all([*_counts(recs, truth, user), *_counts(recs, truth, item)])
+    ]
+    (recs_users, truth_users, matched_users, truth_user, recs_user) = values[:5]
+    (recs_items, truth_items, matched_items, truth_item, recs_item) = values[5:]
+    return IdOverlap(
+        recs_users=recs_users,
+        truth_users=truth_users,
+        matched_users=matched_users,
+        recs_items=recs_items,
+        truth_items=truth_items,
+        matched_items=matched_items,
+        truth_user_example=truth_user,
+        recs_user_example=recs_user,
+        truth_item_example=truth_item,
+        recs_item_example=recs_item,
+    )
+
+
+# the truth rows the screen looks at, at most
+SCREEN_ROWS = 20_000
+# a sampled share of truth users with recommendations this high settles "not suspicious"
+SCREEN_USER_SHARE = 2 * MIN_USER_SHARE
+
+
+def clearly_overlapping(recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str) -> bool:
+    """A cheap screen: ``True`` when the frames certainly share enough ids.
+
+    It takes every n-th truth row (about ``SCREEN_ROWS`` of them, all of a
+    small truth), and looks up their distinct users and items in the
+    recommendations: one probe of two recs columns against a small set,
+    instead of the distinct values of every column. ``True`` when at least
+    2% of the sampled users have a recommendation and some sampled item is
+    recommended; then the exact rule (< 1%, no item) cannot plausibly hold.
+    ``False`` says nothing: :func:`id_overlap` then decides exactly.
+    """
+    rows = truth.select(pl.len()).collect().item()
+    if not rows:
+        return True
+    step = max(1, rows // SCREEN_ROWS)
+    sample = truth.select(pl.col(user, item).gather_every(step)).collect()
+    users = sample.get_column(user).drop_nulls().unique()
+    items = sample.get_column(item).drop_nulls().unique()
+    probe = recs.select(
+        pl.col(user).filter(pl.col(user).is_in(users.implode())).n_unique().alias("users"),
+        pl.col(item).is_in(items.implode()).any().alias("items"),
+    ).collect()
+    matched_users, any_item = probe.row(0)
+    return bool(any_item) and matched_users >= SCREEN_USER_SHARE * users.len()
+
+
+def warn_if_disjoint(
+    recs: pl.LazyFrame, truth: pl.LazyFrame, *, user: str, item: str, stacklevel: int = 3
+) -> IdOverlap | None:
+    """Warn with :class:`IdOverlapWarning` when the two frames share almost no ids.
+
+    Returns the exact counts when the screen (:func:`clearly_overlapping`)
+    did not settle it, else ``None``.
+    """
+    if clearly_overlapping(recs, truth, user=user, item=item):
+        return None
+    overlap = id_overlap(recs, truth, user=user, item=item)
+    if overlap.suspicious:
+        warnings.warn(
+            "recs and truth share almost no ids, so the scores are (nearly) all 0: "
+            f"{overlap.message}. Are the ids of the same kind on both sides (leading "
+            "zeros, an id mapping)? See prm.check_overlap(recs, truth).",
+            IdOverlapWarning,
+            stacklevel=stacklevel,
+        )
+    return overlap
+
+
+def check_overlap(
+    recs: pl.DataFrame | pl.LazyFrame | Any,
+    truth: pl.DataFrame | pl.LazyFrame | Any,
+    *,
+    user: str = "user",
+    item: str = "item",
+) -> IdOverlap:
+    """How many users and items the recommendations and the truth share.
+
+    Ids that do not match (leading zeros lost, another id space) make every
+    score silently 0. :func:`polars_rankmetrics.evaluate` warns
+    (:class:`IdOverlapWarning`) when frames in memory share almost no ids;
+    it does not run a lazy query early to find out, so call this for
+    LazyFrames. It reads the distinct users and items of each side only.
+
+    Parameters
+    ----------
+    recs, truth
+        Polars DataFrames or LazyFrames, or pandas DataFrames.
+    user, item
+        Column roles, as in :func:`polars_rankmetrics.evaluate`.
+
+    Returns
+    -------
+    IdOverlap
+        The counts, an unmatched id of each side, ``suspicious`` (almost no
+        overlap) and ``message``.
+
+    Notes
+    -----
+    Ids compare as in ``evaluate`` (integers by value across widths, String,
+    Categorical and Enum by their text). "Almost no overlap" means fewer
+    than 1% of the truth's users have any recommendation, or no truth item
+    is recommended to anyone; each rule applies once the truth has at least
+    10 distinct ids of its kind (fewer say little), both frames non-empty.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> ids = [str(n) for n in range(1, 13)]
+    >>> recs = pl.DataFrame({"user": ids, "item": ids, "rank": 1})
+    >>> truth = pl.DataFrame({"user": [f"{n:0>3}" for n in ids], "item": ids})
+    >>> overlap = prm.check_overlap(recs, truth)
+    >>> overlap.matched_users, overlap.matched_items, overlap.suspicious
+    (0, 12, True)
+    >>> print(overlap.message)
+    0 of 12 truth users (0.0%) have a recommendation (12 recs users), and 12 of 12 truth items are recommended (12 recs items); unmatched ids, e.g. truth user '001', recs user '1'
+    """  # noqa: E501
+    recs_lf = _as_lazy(recs, name="recs")
+    truth_lf = _as_lazy(truth, name="truth")
+    recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
+    v.require_columns(recs_schema, {"user": user, "item": item}, frame="recs")
+    v.require_columns(truth_schema, {"user": user, "item": item}, frame="truth")
+    recs_lf, truth_lf, _, _ = v.unify_key_dtypes(
+        recs_lf, truth_lf, [user, item], recs_schema=recs_schema, truth_schema=truth_schema
+    )
+    return id_overlap(recs_lf, truth_lf, user=user, item=item)
+
+
+def _as_lazy(frame: object, *, name: str) -> pl.LazyFrame:
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    if type(frame).__module__.startswith("pandas"):
+        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas only when given one
+
+        return _arrow.to_polars(frame, name=name).lazy()
+    raise TypeError(
+        f"{name} must be a polars or pandas DataFrame or a polars LazyFrame, "
+        f"got {type(frame).__name__}"
+    )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -36,13 +36,13 @@ from polars_rankmetrics._measures._registry import (
     HIT_INDEX,
     IDEAL_RANK,
     N_RELEVANT,
-    PREFIX,
     RELEVANT,
     Aggregation,
     Context,
     Measure,
     part_column,
 )
+from polars_rankmetrics._names import PREFIX, check_roles
 from polars_rankmetrics.conventions import (
     Conventions,
     Denominator,
@@ -569,46 +569,6 @@ class _Roles:
     score: str | None
     relevance: str | None
     by: tuple[str, ...]
-
-
-def check_roles(
-    *,
-    user: str,
-    item: str,
-    by: Sequence[str],
-    recs_only: Mapping[str, str | None],
-    truth_only: Mapping[str, str | None],
-) -> None:
-    """Refuse column roles that name one column twice, or a reserved internal name.
-
-    Roles of one frame must be distinct: ``user``, ``item``, every ``by``
-    column and the frame's own roles (``rank``/``score`` for the
-    recommendations, ``relevance`` for the truth). A recommendations role and
-    a truth role may share a name (they are different frames' columns).
-    """
-    named: dict[str, str] = {"user": user, "item": item}
-    for index, name in enumerate(by):
-        named[f"by[{index}]"] = name
-    for role, given in {**named, **recs_only, **truth_only}.items():
-        if given is None:
-            continue
-        if not isinstance(given, str):
-            raise TypeError(f"{role} must be a column name (a string), got {given!r}")
-        if given.startswith(PREFIX):
-            raise ValueError(
-                f"{role}={given!r}: column names starting with {PREFIX!r} are reserved for "
-                "polars_rankmetrics' internal columns; rename the column"
-            )
-    for frame_roles in (recs_only, truth_only):
-        roles = {**named, **{role: n for role, n in frame_roles.items() if n is not None}}
-        seen: dict[str, str] = {}
-        for role, name in roles.items():
-            if name in seen:
-                raise ValueError(
-                    f"{seen[name]}={name!r} and {role}={name!r} name the same column: each "
-                    "role needs its own column (pass the right name with each keyword)"
-                )
-            seen[name] = role
 
 
 def _plan(

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from polars_rankmetrics._names import PREFIX
+
 if TYPE_CHECKING:
     from polars_rankmetrics.conventions import Conventions
 
@@ -62,8 +64,6 @@ __all__ = [
     "register",
 ]
 
-# Every internal column starts with this prefix; input columns may not (refused).
-PREFIX = "__prm_"
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
 GRADE = f"{PREFIX}grade"  # Float64 graded relevance of a truth row
 IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal list

@@ -21,6 +21,7 @@ The pipeline, built once on ``LazyFrame``, reads the measure registry
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ _PATTERN = re.compile(
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<cutoffs>[0-9]+(?:\s*,\s*[0-9]+)*))?\s*$"
 )
+_MAX_TABLE = 1 << 20  # most entries of the ideal DCG's table of discount prefix sums
 _POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
 
 
@@ -634,6 +636,7 @@ def _plan(
         requests=requests,
         conv=conv,
         grade_levels=levels,
+        truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
     )
     parts = _parts(
         per_user,
@@ -643,6 +646,10 @@ def _plan(
         requests=requests,
         conv=conv,
     )
+    if roles.relevance is not None and inputs & {"grades", "ideal"}:
+        checks.append(
+            (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
+        )
     whole_lists = any(request.measure.repeats == "list" for request in requests)
     checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
     if roles.score is None and not whole_lists:
@@ -650,6 +657,27 @@ def _plan(
         # so check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
     return parts, checks, requests, keys
+
+
+def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataCheck:
+    """Grades whose gain overflows a float64 sum: NDCG would be inf / inf = NaN."""
+    column = roles.relevance or ""
+    grade = pl.col(column).cast(pl.Float64)
+    # NaN has its own check; -inf and other grades <= 0 gain nothing
+    bad = ~(formula.gain(grade, conv.gain) <= formula.GAIN_LIMIT) & ~grade.is_nan()
+    limit = (
+        "above 1e300"
+        if conv.gain == "linear"
+        else f"above {math.log2(formula.GAIN_LIMIT + 1):.1f}, where 2^g - 1 passes 1e300"
+    )
+    return v.DataCheck(
+        bad=bad,
+        message=f"truth column {column!r} (relevance) has {{n}} grade(s) too large for the "
+        f"{conv.gain} gain (grades {limit}, or infinite): DCG and NDCG would overflow to inf or "
+        "NaN; rescale the grades",
+        show=(roles.user, roles.item, column),
+        screen=bad.any() if in_memory else None,
+    )
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
@@ -723,6 +751,7 @@ def _per_user(
     requests: Sequence[_Request],
     conv: Conventions,
     grade_levels: tuple[float, ...] | None,
+    truth_rows: int | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -730,13 +759,21 @@ def _per_user(
     with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
     and the hits table. ``grade_levels``: the truth's distinct positive grades
     when known up front (:func:`polars_rankmetrics.ranking.grade_levels`).
+    ``truth_rows``: the truth's row count when in memory, a bound on any user's
+    number of items (the ideal DCG's table of discounts needs no more entries).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
     ideal_cutoffs = _ideal_cutoffs(requests)
     # grades known up front and every ideal cut finite: the ideal DCG follows from the
     # user's item count per grade, so the window that ranks the truth by grade is not needed
-    levels = grade_levels if None not in ideal_cutoffs else None
+    # a cutoff past every user's truth costs nothing: the table of discounts stops at the
+    # longest possible list; beyond _MAX_TABLE entries (a huge k on a truth of unknown
+    # size) the window is cheaper than the table
+    longest = truth_rows
+    table_sizes = [k if longest is None else min(k, longest) for k in ideal_cutoffs if k]
+    counted_ok = None not in ideal_cutoffs and all(n <= _MAX_TABLE for n in table_sizes)
+    levels = grade_levels if counted_ok else None
     ideal_ranks = bool(ideal_cutoffs) and levels is None
     relevant_truth = r.labeled_truth(
         truth, truth_spec, ideal=ideal_ranks, names=(GRADE, RELEVANT, IDEAL_RANK)
@@ -753,7 +790,7 @@ def _per_user(
             for index, level in enumerate(levels)
         ]
         truth_stats = truth_stats.with_columns(
-            formula.ideal_dcg(counted, k).alias(_ideal_name(k))
+            formula.ideal_dcg(counted, k, longest).alias(_ideal_name(k))
             for k in ideal_cutoffs
             if k is not None
         )

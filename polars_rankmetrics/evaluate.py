@@ -36,6 +36,7 @@ from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
     IDEAL_RANK,
+    MAX_GRADE,
     N_RELEVANT,
     RELEVANT,
     Aggregation,
@@ -435,8 +436,10 @@ def evaluate(
         (``hits``, ``success``: 1 if anything relevant is in the top k),
         ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
         ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
-        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``). Each becomes a
-        Float64 column named exactly as given.
+        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``),
+        ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Each becomes
+        a Float64 column named exactly as given. ``docs/REGISTRY.md`` lists
+        each measure's definition.
     user, item, rank, score, relevance
         Column roles, distinct from each other and from ``by``. With
         ``score``, ranks are derived per user (``ties``); with
@@ -646,7 +649,7 @@ def _plan(
         requests=requests,
         conv=conv,
     )
-    if roles.relevance is not None and inputs & {"grades", "ideal"}:
+    if roles.relevance is not None and "gain" in inputs:
         checks.append(
             (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
         )
@@ -766,10 +769,10 @@ def _per_user(
     inputs = {name for request in requests for name in request.measure.inputs}
     ideal_cutoffs = _ideal_cutoffs(requests)
     # grades known up front and every ideal cut finite: the ideal DCG follows from the
-    # user's item count per grade, so the window that ranks the truth by grade is not needed
-    # a cutoff past every user's truth costs nothing: the table of discounts stops at the
-    # longest possible list; beyond _MAX_TABLE entries (a huge k on a truth of unknown
-    # size) the window is cheaper than the table
+    # user's item count per grade, so the window that ranks the truth by grade is not
+    # needed. A cutoff past every user's truth costs nothing: the table of discounts stops
+    # at the longest possible list; beyond _MAX_TABLE entries (a huge k on a truth of
+    # unknown size) the window is cheaper than the table
     longest = truth_rows
     table_sizes = [k if longest is None else min(k, longest) for k in ideal_cutoffs if k]
     counted_ok = None not in ideal_cutoffs and all(n <= _MAX_TABLE for n in table_sizes)
@@ -794,26 +797,50 @@ def _per_user(
             for k in ideal_cutoffs
             if k is not None
         )
-    hits = _hits_table(ranked, relevant_truth, spec, truth_spec, hit_index="hit_index" in inputs)
-    partials = {
-        p.name: p for request in requests for p in request.measure.hit_partials(request.ctx)
-    }
+    labeled = relevant_truth
+    if "max_grade" in inputs:
+        # one scalar over the whole truth, set beside each of its rows
+        labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
+    hits = _hits_table(ranked, labeled, spec, truth_spec, hit_index="hit_index" in inputs)
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
-    users = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
-    if not partials:
-        return users, hits
-    hit_stats = hits.group_by(spec.list_keys).agg(
-        partial.expr.alias(name) for name, partial in partials.items()
-    )
-    fills = [
-        pl.col(name).fill_null(partial.fill)
-        for name, partial in partials.items()
-        if partial.fill is not None
-    ]
-    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(fills)
+    per_user = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    tables = [(hits, "hit_partials")]
+    if "judged" in inputs:
+        tables.append((_judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
+    if "list" in inputs:
+        tables.append((ranked, "list_partials"))
+    for table, kind in tables:
+        partials = {
+            partial.name: partial
+            for request in requests
+            for partial in getattr(request.measure, kind)(request.ctx)
+        }
+        if not partials:
+            continue
+        stats = table.group_by(spec.list_keys).agg(
+            partial.expr.alias(name) for name, partial in partials.items()
+        )
+        fills = [
+            pl.col(name).fill_null(partial.fill)
+            for name, partial in partials.items()
+            if partial.fill is not None
+        ]
+        per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
+
+
+def _judged_table(
+    ranked: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+) -> pl.LazyFrame:
+    """Judged non-relevant items (truth grade <= 0) recommended within the cut, with positions."""
+    if truth_spec.relevance is None:
+        # every truth row has grade 1: nothing is judged non-relevant
+        return ranked.filter(pl.lit(value=False))
+    on = [*truth_spec.shared_by, spec.user, spec.item]
+    non_relevant = truth.filter(pl.col(truth_spec.relevance).cast(pl.Float64) <= 0).select(on)
+    return non_relevant.join(ranked, on=on, how="inner")
 
 
 def _ideal_name(k: int | None) -> str:

@@ -11,7 +11,17 @@ from polars_rankmetrics import (
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
 from polars_rankmetrics._id_overlap import IdOverlap, IdOverlapWarning, check_overlap
-from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.conventions import Conventions
+from polars_rankmetrics.evaluate import (
+    AggregationPart,
+    MetricSpec,
+    aggregate,
+    aggregation_parts,
+    evaluate,
+    parse_metric,
+    parse_metrics,
+    per_user_parts,
+)
 from polars_rankmetrics.metrics import (
     average_precision,
     dcg,
@@ -30,9 +40,14 @@ from polars_rankmetrics.sample import sample_data
 __version__ = "0.1.0"
 
 __all__ = [
+    "AggregationPart",
+    "Conventions",
     "IdOverlap",
     "IdOverlapWarning",
+    "MetricSpec",
     "__version__",
+    "aggregate",
+    "aggregation_parts",
     "average_precision",
     "check_overlap",
     "dcg",
@@ -42,6 +57,8 @@ __all__ = [
     "hit_rate",
     "ndcg",
     "parse_metric",
+    "parse_metrics",
+    "per_user_parts",
     "positions",
     "precision",
     "r_precision",

@@ -224,6 +224,22 @@ def warn_if_disjoint(
     return overlap
 
 
+def warn_if_disjoint_frames(
+    recs: pl.DataFrame, truth: pl.DataFrame, *, user: str, item: str
+) -> IdOverlap | None:
+    """:func:`warn_if_disjoint` on two frames as given (ids compared as ``evaluate`` does)."""
+    recs_lf, truth_lf = recs.lazy(), truth.lazy()
+    recs_lf, truth_lf, _, _ = v.unify_key_dtypes(
+        recs_lf,
+        truth_lf,
+        [user, item],
+        recs_schema=recs.schema,
+        truth_schema=truth.schema,
+    )
+    # the user's frame of the caller of ``evaluate`` is two frames up from here
+    return warn_if_disjoint(recs_lf, truth_lf, user=user, item=item, stacklevel=4)
+
+
 def check_overlap(
     recs: pl.DataFrame | pl.LazyFrame | Any,
     truth: pl.DataFrame | pl.LazyFrame | Any,

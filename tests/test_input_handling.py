@@ -654,10 +654,10 @@ def test_pandas_positions_role_in_the_index() -> None:
 
 
 def test_sample_is_reachable_as_documented() -> None:
-    recs, truth = prm.sample.sample_data(n_users=20, n_items=30)
+    sample = prm.sample.sample_data(n_users=20, n_items=30)
     assert prm.sample_data is prm.sample.sample_data
-    assert {"user", "item"} <= set(recs.columns)
-    assert {"user", "item"} <= set(truth.columns)
+    assert {"user", "item"} <= set(sample.recs.columns)
+    assert {"user", "item"} <= set(sample.truth.columns)
     assert "sample" in prm.__all__
     assert "sample_data" in prm.__all__
 

@@ -1,7 +1,6 @@
 """trec_eval's own test suite: reproduce what trec_eval 10.0 printed, from the same files.
 
-The inputs and expected outputs live beside the repository, in
-``../shared/conformance/trec_eval/`` (see its README); they are read in place.
+The inputs and expected outputs are in ``tests/data/trec_eval/`` (see its README).
 Every measure there that the package supports is compared, per query and for
 ``all``, to the 4 printed decimals.
 """
@@ -25,13 +24,7 @@ from polars_rankmetrics.trec import (
     trec_eval,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "trec_eval"
-
-pytestmark = pytest.mark.skipif(
-    not DATA.is_dir(),
-    reason=f"trec_eval conformance data not found at {DATA} "
-    "(CI clones the repository with shared/ beside it)",
-)
+DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 # the measures of the expected files that the package computes
 SUPPORTED = re.compile(

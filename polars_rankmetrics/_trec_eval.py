@@ -76,21 +76,18 @@ _TABLE: dict[str, tuple[str, tuple[float, ...]]] = {
     "rbp_resid": (_P_PAIR, ()),
     "unj": (_CUT_LONG, (5.0, 10.0, 20.0)),
 }
+_OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
 _NICKNAMES = {
-    "official": (
-        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-        "iprec_at_recall P"
-    ).split(),
+    "official": f"{_OFFICIAL} iprec_at_recall P".split(),
     "all_trec": (
-        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-        "iprec_at_recall P relstring recall unj rbp rbp_resid infAP gm_bpref utility "
-        "11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
+        f"{_OFFICIAL} iprec_at_recall P relstring recall unj rbp rbp_resid infAP gm_bpref "
+        "utility 11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
         "binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
     ).split(),
-    "set": (
-        "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall "
-        "set_relative_P set_map set_F"
-    ).split(),
+    "set": [
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility"),
+        *("set_P", "set_recall", "set_relative_P", "set_map", "set_F"),
+    ],
 }
 _COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
 _SUMMARY_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")  # trec_eval prints them for all only
@@ -160,7 +157,13 @@ def _leading_float(text: str, spec: str) -> float:
 
 def _requests(measures: str | Sequence[str] | None) -> list[Request]:
     """trec_eval's -m handling: nicknames, cutoffs, parameters; print order."""
-    given = ["official"] if measures is None else [measures] if isinstance(measures, str) else list(measures)
+    given = (
+        ["official"]
+        if measures is None
+        else [measures]
+        if isinstance(measures, str)
+        else list(measures)
+    )
     if not given:
         raise ValueError(f"no measure given; known measures: {_known()}")
     marked: set[str] = set()
@@ -196,7 +199,11 @@ def _requests(measures: str | Sequence[str] | None) -> list[Request]:
             raise ValueError(f"duplicate cutoffs in measure {spec!r}")
         # cutoff lists given in several -m arguments are merged (trec_eval keeps the first)
         cutoffs.setdefault(family, set()).update(values)
-    return [_request(family, cutoffs.get(family), params.get(family)) for family in _TABLE if family in marked]
+    return [
+        _request(family, cutoffs.get(family), params.get(family))
+        for family in _TABLE
+        if family in marked
+    ]
 
 
 def _request(family: str, cutoffs: set[float] | None, raw: str | None) -> Request:
@@ -407,50 +414,19 @@ def trec_eval(
     [0.416667]
     """
     requests = _requests(measures)
-    qrels_df = _as_frame(qrels)
-    run_df = _as_frame(run)
-    require_frame_columns(
-        qrels_df,
-        {"user": user, "item": item} | ({"relevance": relevance} if relevance else {}),
-        "evaluate the qrels",
+    judged, ranked = _inputs(
+        _as_frame(qrels),
+        _as_frame(run),
+        runs=runs,
+        user=user,
+        item=item,
+        position=score if score is not None else rank,
+        scored=score is not None,
+        relevance=relevance,
+        tag=tag,
     )
-    position = score if score is not None else rank
-    roles = {"user": user, "item": item, "score" if score else "rank": position}
-    require_frame_columns(run_df, roles | ({"runs": runs} if runs else {}), "evaluate the run")
-    if relevance and not qrels_df.schema[relevance].is_integer():
-        grades = qrels_df[relevance]
-        if not grades.dtype.is_numeric() or (grades.cast(pl.Float64) % 1 != 0).any():
-            raise ValueError(
-                f"relevance column {relevance!r} must hold integer grades (trec_eval reads "
-                f"integers), got {grades.dtype} values such as {grades.head(3).to_list()}"
-            )
-    if score is not None:
-        bad = run_df.filter(pl.col(score).is_null() | pl.col(score).cast(pl.Float64).is_nan())
-        if bad.height:
-            raise ValueError(
-                f"score column {score!r}: {bad.height} rows are null or NaN; e.g. {bad.row(0, named=True)}"
-            )
-
-    # trec_eval compares ids as strings (ties: docno descending by strcmp)
-    judged = qrels_df.select(
-        pl.col(user).cast(pl.String).alias("_user"),
-        pl.col(item).cast(pl.String).alias("item"),
-        (pl.col(relevance).cast(pl.Int64) if relevance else pl.lit(1, pl.Int64)).alias("_grade"),
-    )
-    _refuse_repeats(judged, ["_user", "item"], "qrels", ["query", "document", "grade"])
-    has_tag = tag is not None and tag in run_df.columns
-    ranked = run_df.select(
-        (pl.col(runs).cast(pl.String) if runs else pl.lit("", pl.String)).alias("_run"),
-        pl.col(user).cast(pl.String).alias("_user"),
-        pl.col(item).cast(pl.String).alias("item"),
-        pl.col(position).cast(pl.Float64).alias("_order"),
-        (pl.col(tag).cast(pl.String) if has_tag else pl.lit(None, pl.String)).alias("_tag"),
-    )
-    _refuse_repeats(ranked, ["_run", "_user", "item"], "run", ["run", "query", "document"])
     run_names = ranked.select(pl.col("_run").unique(maintain_order=True))["_run"].to_list()
-    tags = ranked.group_by("_run").agg(pl.col("_tag").last())
-    run_ids = dict(tags.iter_rows())
-
+    run_ids = dict(ranked.group_by("_run").agg(pl.col("_tag").last()).iter_rows())
     queries = judged.select(pl.col("_user").unique())
     evaluated = ranked.select("_run", "_user").unique().join(queries, on="_user", how="semi")
     missing = pl.DataFrame(schema={"_run": pl.String, "_user": pl.String})
@@ -464,12 +440,91 @@ def trec_eval(
                 f"{shown} has no query in common with the qrels (trec_eval: no queries "
                 "with both results and relevance info)"
             )
+    rows = _ranked_rows(judged, ranked, missing, level=relevance_level, scored=score is not None)
+    plan = Plan(judged.lazy(), relevance_level)
+    for request in requests:
+        if request.family != "runid":
+            FAMILIES[request.family](plan, request)
+    table = _reset_missing(_query_table(plan, rows, requests))
+    return _long_table(
+        table,
+        requests,
+        judged,
+        run_names=run_names,
+        run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
+        per_query=per_query,
+        complete=complete,
+        log_scale=plan.log_scale,
+        runs=runs,
+    )
 
-    order = [pl.col("_order"), pl.col("item")]
+
+def _inputs(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    *,
+    runs: str | None,
+    user: str,
+    item: str,
+    position: str,
+    scored: bool,
+    relevance: str | None,
+    tag: str | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Checked qrels (_user, item, _grade) and run (_run, _user, item, _order, _tag)."""
+    require_frame_columns(
+        qrels,
+        {"user": user, "item": item} | ({"relevance": relevance} if relevance else {}),
+        "evaluate the qrels",
+    )
+    roles = {"user": user, "item": item, "score" if scored else "rank": position}
+    require_frame_columns(run, roles | ({"runs": runs} if runs else {}), "evaluate the run")
+    if relevance and not qrels.schema[relevance].is_integer():
+        grades = qrels[relevance]
+        if not grades.dtype.is_numeric() or (grades.cast(pl.Float64) % 1 != 0).any():
+            raise ValueError(
+                f"relevance column {relevance!r} must hold integer grades (trec_eval reads "
+                f"integers), got {grades.dtype} values such as {grades.head(3).to_list()}"
+            )
+    bad = run.filter(pl.col(position).is_null() | pl.col(position).cast(pl.Float64).is_nan())
+    if bad.height:
+        raise ValueError(
+            f"{'score' if scored else 'rank'} column {position!r}: {bad.height} rows are null "
+            f"or NaN; e.g. {bad.row(0, named=True)}"
+        )
+    # trec_eval compares ids as strings (ties: docno descending by strcmp)
+    judged = qrels.select(
+        pl.col(user).cast(pl.String).alias("_user"),
+        pl.col(item).cast(pl.String).alias("item"),
+        (pl.col(relevance).cast(pl.Int64) if relevance else pl.lit(1, pl.Int64)).alias("_grade"),
+    )
+    _refuse_repeats(judged, ["_user", "item"], "qrels", ["query", "document", "grade"])
+    has_tag = tag is not None and tag in run.columns
+    ranked = run.select(
+        (pl.col(runs).cast(pl.String) if runs else pl.lit("", pl.String)).alias("_run"),
+        pl.col(user).cast(pl.String).alias("_user"),
+        pl.col(item).cast(pl.String).alias("item"),
+        pl.col(position).cast(pl.Float64).alias("_order"),
+        (pl.col(tag).cast(pl.String) if has_tag and tag else pl.lit(None, pl.String)).alias("_tag"),
+    )
+    _refuse_repeats(ranked, ["_run", "_user", "item"], "run", ["run", "query", "document"])
+    return judged, ranked
+
+
+def _ranked_rows(
+    judged: pl.DataFrame,
+    ranked: pl.DataFrame,
+    missing: pl.DataFrame,
+    *,
+    level: float,
+    scored: bool,
+) -> pl.LazyFrame:
+    """One row per retrieved document of an evaluated query: rank, code, relevance."""
     rows = (
         ranked.lazy()
-        .join(queries.lazy(), on="_user", how="semi")
-        .sort(["_run", "_user", *order], descending=[False, False, score is not None, True])
+        .join(judged.lazy().select("_user").unique(), on="_user", how="semi")
+        # trec_eval's order: score descending, then document id descending
+        .sort(["_run", "_user", "_order", "item"], descending=[False, False, scored, True])
         .with_columns(
             _rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS),
             _missing=pl.lit(value=False),
@@ -485,13 +540,17 @@ def trec_eval(
             pl.lit(value=True).alias("_missing"),
         )
         rows = pl.concat([rows, bogus])
-    per_query_stats = judged.lazy().group_by("_user").agg(
-        ((pl.col("_grade") >= 0) & (pl.col("_grade") >= relevance_level)).sum().alias("_R"),
-        ((pl.col("_grade") >= 0) & (pl.col("_grade") < relevance_level)).sum().alias("_NN"),
-        (pl.col("_grade").filter(pl.col("_grade") >= 0).max() + 1).fill_null(0).alias("_L"),
-    )
     grade = pl.col("_grade")
-    rows = (
+    stats = (
+        judged.lazy()
+        .group_by("_user")
+        .agg(
+            ((grade >= 0) & (grade >= level)).sum().alias("_R"),
+            ((grade >= 0) & (grade < level)).sum().alias("_NN"),
+            (grade.filter(grade >= 0).max() + 1).fill_null(0).alias("_L"),
+        )
+    )
+    return (
         rows.join(judged.lazy(), on=["_user", "item"], how="left")
         .with_columns(
             _code=pl.when(grade.is_null())
@@ -501,15 +560,16 @@ def trec_eval(
             .otherwise(grade)
             .cast(pl.Int64)
         )
-        .with_columns(_rel=pl.col("_code") >= relevance_level)
-        .join(per_query_stats, on="_user", how="left")
+        .with_columns(_rel=pl.col("_code") >= level)
+        .join(stats, on="_user", how="left")
     )
-    plan = Plan(judged.lazy(), relevance_level)
-    for request in requests:
-        if request.family != "runid":
-            FAMILIES[request.family](plan, request)
+
+
+def _query_table(plan: Plan, rows: pl.LazyFrame, requests: list[Request]) -> pl.DataFrame:
+    """One row per (run, query), one column per printed name."""
     for join in plan.row_joins.values():
         rows = join(rows)
+    # the row columns are running sums down each ranked list
     rows = rows.sort(*KEYS, "_rank")
     for name, expr in plan.rows.items():
         rows = rows.with_columns(expr.alias(name))
@@ -519,25 +579,16 @@ def trec_eval(
         frame = after(frame, rows)
     names = [name for request in requests for name in request.names if request.family != "runid"]
     finals = {**plan.final, **plan.text}
-    table = frame.select(*KEYS, "_missing", *[finals[name].alias(name) for name in names]).collect()
-    table = _reset_missing(table)
-    return _long_table(
-        table,
-        requests,
-        judged,
-        run_names=run_names,
-        run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
-        per_query=per_query,
-        complete=complete,
-        log_scale=plan.log_scale,
-        runs=runs,
-    )
+    return frame.select(*KEYS, "_missing", *[finals[name].alias(name) for name in names]).collect()
 
 
 def _reset_missing(table: pl.DataFrame) -> pl.DataFrame:
     """trec_eval -c: after the stand-in ranking of a missing query, these are reset."""
     resets = [
-        pl.when(pl.col("_missing")).then(pl.lit("") if name == "relstring" else pl.lit(0.0)).otherwise(pl.col(name)).alias(name)
+        pl.when(pl.col("_missing"))
+        .then(pl.lit("") if name == "relstring" else pl.lit(0.0))
+        .otherwise(pl.col(name))
+        .alias(name)
         for name in table.columns
         if name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj_")
     ]
@@ -577,34 +628,53 @@ def _long_table(
         else:
             expr = column.mean()
         summaries.append(expr.alias(name))
-    summary = table.group_by("_run").agg(summaries) if summaries else table.select("_run").unique()
-    blocks = []
-    schema = {"_run": pl.String, "measure": pl.String, "query": pl.String, "value": pl.Float64, "text": pl.String}
-    for run_name in run_names:
-        rows: list[tuple[str, str, str, float | None, str | None]] = []
-        if per_query:
-            part = table.filter(pl.col("_run") == run_name).sort("_user")
-            printed = [
-                (family, name) for family, name in order if family not in _SUMMARY_ONLY
-            ]
-            for record in part.iter_rows(named=True):
-                for _, name in printed:
-                    value = record[name]
-                    if name in text_names:
-                        rows.append((run_name, name, record["_user"], None, value))
-                    else:
-                        rows.append((run_name, name, record["_user"], value, None))
-        found = summary.filter(pl.col("_run") == run_name)
-        means = found.row(0, named=True) if found.height else {}
-        for family, name in order:
-            if family == "runid":
-                rows.append((run_name, "runid", "all", None, run_ids.get(run_name) or ""))
-            elif family not in _PER_QUERY_ONLY:
-                rows.append((run_name, name, "all", means.get(name), None))
-        blocks.append(pl.DataFrame(rows, schema=schema, orient="row"))
-    del numeric
-    out = pl.concat(blocks) if blocks else pl.DataFrame(schema=schema)
-    return out.rename({"_run": runs}) if runs else out.drop("_run")
+    runs_order = pl.DataFrame({"_run": run_names}).with_row_index("_run_idx")
+    summary = runs_order.join(
+        table.group_by("_run").agg(summaries) if summaries else table.select("_run").unique(),
+        on="_run",
+        how="left",
+    ).with_columns(_user=pl.lit("all"), _section=pl.lit(1, pl.UInt8))
+    positions = {name: i for i, (_, name) in enumerate(order)}
+    parts = [_unpivot(summary, [n for n in numeric if n in summary.columns], "value")]
+    if any(family == "runid" for family, _ in order):
+        parts.append(
+            runs_order.with_columns(
+                _user=pl.lit("all"),
+                _section=pl.lit(1, pl.UInt8),
+                measure=pl.lit("runid"),
+                text=pl.col("_run").replace_strict(run_ids, return_dtype=pl.String),
+            )
+        )
+    if per_query:
+        detail = table.join(runs_order, on="_run").with_columns(_section=pl.lit(0, pl.UInt8))
+        printed = [name for family, name in order if family not in _SUMMARY_ONLY]
+        parts.append(_unpivot(detail, [n for n in printed if n not in text_names], "value"))
+        parts.append(_unpivot(detail, [n for n in printed if n in text_names], "text"))
+    long = (
+        pl.concat([part for part in parts if part.height], how="diagonal_relaxed")
+        .with_columns(_m=pl.col("measure").replace_strict(positions, return_dtype=pl.UInt32))
+        .sort("_run_idx", "_section", "_user", "_m")
+    )
+    columns = [pl.col("measure"), pl.col("_user").alias("query")]
+    return long.select(
+        *([pl.col("_run").alias(runs)] if runs else []),
+        *columns,
+        (pl.col("value") if "value" in long.columns else pl.lit(None))
+        .cast(pl.Float64)
+        .alias("value"),
+        (pl.col("text") if "text" in long.columns else pl.lit(None)).cast(pl.String).alias("text"),
+    )
+
+
+def _unpivot(frame: pl.DataFrame, names: list[str], value_name: str) -> pl.DataFrame:
+    if not names:
+        return pl.DataFrame()
+    return frame.unpivot(
+        on=names,
+        index=["_run", "_run_idx", "_user", "_section"],
+        variable_name="measure",
+        value_name=value_name,
+    )
 
 
 def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:

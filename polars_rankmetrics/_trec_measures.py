@@ -155,7 +155,7 @@ def set_measures(plan: Plan, request: Request) -> None:
 
 
 def utility(plan: Plan, request: Request) -> None:
-    """a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret."""
+    """A * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret."""
     if len(request.values) != 4:
         raise ValueError(
             f"utility takes 4 coefficients (e.g. utility.1,-1,0,0), got {len(request.values)}"
@@ -226,9 +226,11 @@ def recip_rank(plan: Plan, request: Request) -> None:
 
 
 def _interpolated(plan: Plan, fraction: float) -> pl.Expr:
-    """Interpolated precision at recall ``fraction``: the best precision at or after
-    the lround(fraction * R)-th relevant document (the first for 0); 0 past the
-    relevant documents retrieved."""
+    """Interpolated precision at recall ``fraction``.
+
+    The best precision at or after the lround(fraction * R)-th relevant document
+    (the first for 0); 0 past the relevant documents retrieved.
+    """
     plan.row("_found", _cumulative(rel))
     wanted = pl.max_horizontal((fraction * R).round(0, mode="half_away_from_zero"), 1.0)
     return (found / rank).filter(rel & (found >= wanted)).max().fill_null(0.0)
@@ -258,8 +260,11 @@ def _judged_flags(plan: Plan) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
 
 
 def bpref(plan: Plan, request: Request) -> None:
-    """bpref and gm_bpref: for each relevant document, 1 - (judged non-relevant above,
-    at most R) / min(judged non-relevant, R); summed over R."""
+    """Bpref and gm_bpref (its log, for the geometric mean).
+
+    Each relevant document adds 1 - min(judged non-relevant above it, R) /
+    min(judged non-relevant, R); the sum is divided by R.
+    """
     relevant, nonrel_seen, _ = _judged_flags(plan)
     nonrel_all = pl.col("_NN").first().cast(pl.Float64)
     share = pl.min_horizontal(nonrel_seen, R) / pl.min_horizontal(nonrel_all, R)
@@ -273,14 +278,12 @@ def bpref(plan: Plan, request: Request) -> None:
 
 
 def inf_ap(plan: Plan, request: Request) -> None:
-    """infAP (Yilmaz & Aslam): AP estimated from a judged sample of the pool."""
+    """InfAP (Yilmaz & Aslam): AP estimated from a judged sample of the pool."""
     relevant, nonrel_seen, unjudged_seen = _judged_flags(plan)
     rel_seen = plan.row("_jrel_seen", _cumulative(judged_rel))
     j = rank - 1.0
     above = (rel_seen - 1.0 + nonrel_seen + unjudged_seen) / j
-    share = (rel_seen - 1.0 + INFAP_EPSILON) / (
-        rel_seen - 1.0 + nonrel_seen + 2 * INFAP_EPSILON
-    )
+    share = (rel_seen - 1.0 + INFAP_EPSILON) / (rel_seen - 1.0 + nonrel_seen + 2 * INFAP_EPSILON)
     term = pl.when(j == 0).then(1.0).otherwise(1.0 / (j + 1.0) + (j / (j + 1.0)) * above * share)
     total = term.filter(relevant).sum()
     plan.value(request.names[0], pl.when(R > 0).then(total / R).otherwise(total))
@@ -294,8 +297,10 @@ def bin_g(plan: Plan, request: Request) -> None:
 
 
 def relstring(plan: Plan, request: Request) -> None:
-    """relstring: one character per document of the top N (the grade, '>' above 9,
-    '-' not in the qrels, '.' pooled but unjudged)."""
+    """Relstring: one character per document of the top N.
+
+    The grade, '>' above 9, '-' not in the qrels, '.' pooled but unjudged.
+    """
     length = max(int(request.values[0]), 0) if request.values else 10
     char = plan.row(
         "_char",
@@ -345,8 +350,11 @@ def _row_gain(plan: Plan, pairs: tuple[tuple[str, float], ...]) -> tuple[str, pl
 
 
 def _ideal(plan: Plan, pairs: tuple[tuple[str, float], ...]) -> pl.LazyFrame:
-    """The ideal ranking of one query: judged documents of positive gain, gain descending,
-    with position ``_pos`` and running sums of discounted gain and of cost (gain, at least 1)."""
+    """The ideal ranking of each query.
+
+    Judged documents of positive gain, gain descending, with position ``_pos``
+    and running sums of discounted gain and of cost (gain, at least 1).
+    """
     gain = _gain_expr(pairs, pl.col("_grade"))
     ideal = (
         plan.judged.filter(pl.col("_grade") >= 0)
@@ -356,12 +364,16 @@ def _ideal(plan: Plan, pairs: tuple[tuple[str, float], ...]) -> pl.LazyFrame:
         .with_columns(_pos=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("_user"))
     )
     return ideal.with_columns(
-        _idcg=(pl.col("_ig") / (pl.col("_pos") + 1).cast(pl.Float64).log(2)).cum_sum().over("_user"),
+        _idcg=(pl.col("_ig") / (pl.col("_pos") + 1).cast(pl.Float64).log(2))
+        .cum_sum()
+        .over("_user"),
         _cost=pl.max_horizontal(pl.col("_ig"), 1.0).cum_sum().over("_user"),
     )
 
 
-def _ideal_totals(plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]) -> tuple[pl.Expr, ...]:
+def _ideal_totals(
+    plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]
+) -> tuple[pl.Expr, ...]:
     """Per query: positions of positive gain, ideal DCG, total ideal gain (joined after)."""
     names = (f"_npos[{key}]", f"_itot[{key}]", f"_isum[{key}]")
 
@@ -383,9 +395,13 @@ def _ideal_totals(plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]) ->
     return tuple(pl.col(name) for name in names)
 
 
-def _ideal_at_rows(plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Per row: positive-gain positions of the query, and the ideal DCG and cost at
-    min(rank, positions) (row joins; only ndcg_rel and G need them)."""
+def _ideal_at_rows(
+    plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]
+) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Per row: positive-gain positions of the query, ideal DCG and cost there.
+
+    Looked up at min(rank, positions) (row joins; only ndcg_rel and G need them).
+    """
     names = (f"_rnpos[{key}]", f"_ridcg[{key}]", f"_rcost[{key}]")
 
     def join(rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -393,7 +409,9 @@ def _ideal_at_rows(plan: Plan, key: str, pairs: tuple[tuple[str, float], ...]) -
         npos = ideal.group_by("_user").agg(pl.len().cast(pl.Int64).alias(names[0]))
         rows = rows.join(npos, on="_user", how="left").with_columns(pl.col(names[0]).fill_null(0))
         at = ideal.select(
-            "_user", pl.col("_pos").alias("_ipos"), pl.col("_idcg").alias(names[1]),
+            "_user",
+            pl.col("_pos").alias("_ipos"),
+            pl.col("_idcg").alias(names[1]),
             pl.col("_cost").alias(names[2]),
         )
         rows = rows.with_columns(
@@ -435,14 +453,14 @@ def ndcg_family(plan: Plan, request: Request) -> None:
         g = plan.agg(f"_G[{key}]", term)
         plan.final[name] = pl.when(ideal_sum > 0).then(g / ideal_sum).otherwise(0.0)
     else:
-        _rndcg(plan, request, key, gain, discounted, npos, dcg, idcg)
+        _rndcg(plan, request, key=key, discounted=discounted, npos=npos, dcg=dcg, idcg=idcg)
 
 
 def _rndcg(
     plan: Plan,
     request: Request,
+    *,
     key: str,
-    gain: pl.Expr,
     discounted: pl.Expr,
     npos: pl.Expr,
     dcg: pl.Expr,
@@ -450,7 +468,6 @@ def _rndcg(
 ) -> None:
     """Rndcg: mean ndcg at each position where the ideal gain changes."""
     running = plan.row(f"_dcgcum[{key}]", discounted.cum_sum().over(KEYS))
-    del gain
     points, total = f"_rn_points[{key}]", f"_rn_total[{key}]"
     pairs = request.pairs
 
@@ -465,7 +482,9 @@ def _rndcg(
             lengths.join(ends, on="_user")
             .with_columns(_at=pl.min_horizontal("_end", "_n"))
             .join(
-                rows.select(*KEYS, pl.col("_rank").cast(pl.Int64).alias("_at"), running.alias("_d")),
+                rows.select(
+                    *KEYS, pl.col("_rank").cast(pl.Int64).alias("_at"), running.alias("_d")
+                ),
                 on=[*KEYS, "_at"],
                 how="left",
             )
@@ -498,7 +517,9 @@ def ndcg_cut(plan: Plan, request: Request) -> None:
         )
         ideal_name = f"_idcgcut{k}"
 
-        def join(frame: pl.LazyFrame, _rows: pl.LazyFrame, k: float = k, col: str = ideal_name) -> pl.LazyFrame:
+        def join(
+            frame: pl.LazyFrame, _rows: pl.LazyFrame, k: float = k, col: str = ideal_name
+        ) -> pl.LazyFrame:
             ideal = (
                 plan.judged.filter(pl.col("_grade") >= 1)
                 .select("_user", pl.col("_grade").cast(pl.Float64).alias("_g"))
@@ -532,8 +553,12 @@ def _persistence(pairs: tuple[tuple[str, float], ...]) -> float:
 
 
 def rbp(plan: Plan, request: Request) -> None:
-    """rbp: (1 - p) * sum of gain * p^(rank - 1), gains rescaled to [0, 1] per query;
-    rbp_resid: the weight of the unjudged documents plus of the rest of the list."""
+    """Rank-biased precision and its residual.
+
+    rbp: (1 - p) * sum of gain * p^(rank - 1), gains rescaled to [0, 1] per
+    query; rbp_resid: the weight of the unjudged documents plus that of the
+    rest of the list.
+    """
     p = _persistence(request.pairs)
     weight = pl.lit(p).pow(rank - 1.0)
     name = request.names[0]
@@ -603,4 +628,3 @@ FAMILIES: dict[str, Callable[[Plan, Request], None]] = {
     "rbp_resid": rbp,
     "unj": precision_family,
 }
-

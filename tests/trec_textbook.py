@@ -84,20 +84,72 @@ TABLE: dict[str, tuple[str, tuple[float, ...] | None]] = {
     "unj": (CUT_LONG, (5, 10, 20)),
 }
 NICKNAMES = {
-    "official": (
-        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-        "iprec_at_recall P"
-    ).split(),
-    "all_trec": (
-        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-        "iprec_at_recall P relstring recall unj rbp rbp_resid infAP gm_bpref utility "
-        "11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
-        "binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
-    ).split(),
-    "set": (
-        "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall "
-        "set_relative_P set_map set_F"
-    ).split(),
+    "official": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ],
+    "all_trec": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "relstring",
+        "recall",
+        "unj",
+        "rbp",
+        "rbp_resid",
+        "infAP",
+        "gm_bpref",
+        "utility",
+        "11pt_avg",
+        "ndcg",
+        "relative_P",
+        "Rprec_mult",
+        "success",
+        "map_cut",
+        "ndcg_cut",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ],
+    "set": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "utility",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+    ],
 }
 COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 SUMMARY_ONLY = {"runid", "num_q", "gm_map", "gm_bpref"}
@@ -118,7 +170,7 @@ def c_atof(text: str) -> float:
 
 def c_lround(value: float) -> int:
     """C ``lround``: nearest integer, halves away from zero."""
-    return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+    return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
 
 
 @dataclass
@@ -277,7 +329,9 @@ def inf_ap(q: Query) -> float:
             total += 1.0
         else:
             above = rel_seen - 1 + nonrel_seen + unjudged_seen
-            share = (rel_seen - 1 + INFAP_EPSILON) / (rel_seen - 1 + nonrel_seen + 2 * INFAP_EPSILON)
+            share = (rel_seen - 1 + INFAP_EPSILON) / (
+                rel_seen - 1 + nonrel_seen + 2 * INFAP_EPSILON
+            )
             total += 1 / (j + 1) + (j / (j + 1)) * (above / j) * share
     return total / q.num_rel if q.num_rel else total
 
@@ -480,7 +534,7 @@ def relstring_of(q: Query, length: float) -> str:
 
 def query_values(q: Query, m: Measure) -> list[float | str]:
     """The values of one measure family for one query, one per printed name."""
-    f, r, R, n = m.family, q.num_rel_ret, q.num_rel, q.num_ret
+    f, r, R, n = m.family, q.num_rel_ret, q.num_rel, q.num_ret  # noqa: N806 (trec_eval's R)
     single: dict[str, object] = {
         "num_q": 1.0,
         "num_ret": float(n),
@@ -593,7 +647,8 @@ def trec_eval_lines(
             if m.family == "runid":
                 continue
             values = query_values(q, m)
-            for name, value in zip(m.names(), values, strict=True):
+            for name, computed in zip(m.names(), values, strict=True):
+                value = computed
                 if missing and (
                     name in ("num_ret", "utility", "rbp_resid") or name.startswith("unj")
                 ):

@@ -19,6 +19,7 @@ import polars as pl
 from polars_rankmetrics.kaggle import PRESETS, score_submission
 from polars_rankmetrics.trec import (
     format_trec_eval,
+    parse_trec_measures,
     read_trec_qrels,
     read_trec_run,
     trec_eval,
@@ -68,6 +69,7 @@ def _run_kaggle(args: argparse.Namespace) -> int:
 
 def _run_trec(args: argparse.Namespace) -> int:
     def work() -> str:
+        parse_trec_measures(args.measures)  # an unknown measure before reading the files
         qrels = read_trec_qrels(args.qrels)
         runs = [read_trec_run(path) for path in args.run]
         several = len(runs) > 1

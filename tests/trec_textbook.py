@@ -621,7 +621,7 @@ def read_run(text: str) -> tuple[dict[str, list[tuple[str, float]]], str]:
     return run, run_id
 
 
-def trec_eval_lines(
+def trec_eval_rows(
     qrels: dict[str, dict[str, int]],
     run: dict[str, list[tuple[str, float]]],
     run_id: str,
@@ -631,9 +631,9 @@ def trec_eval_lines(
     complete: bool = False,
     level: int = 1,
 ) -> list[str]:
-    """What trec_eval prints for these qrels and run, as a list of lines."""
+    """What trec_eval prints, as (name, query, value or text, family) rows."""
     measures = measures_from_args(args)
-    lines: list[str] = []
+    lines: list[tuple[str, str, float | str, str]] = []
     sums: dict[str, float] = {}
     evaluated = 0
     for qid in sorted(qrels, key=str.encode):
@@ -657,17 +657,17 @@ def trec_eval_lines(
                     value = ""
                 if isinstance(value, str):
                     if per_query:
-                        lines.append(f"{name:<22}\t{qid}\t'{value}'")
+                        lines.append((name, qid, value, m.family))
                     continue
                 sums[name] = sums.get(name, 0.0) + value
                 if per_query and m.family not in SUMMARY_ONLY:
-                    lines.append(format_line(name, qid, value, m.family))
+                    lines.append((name, qid, value, m.family))
     if evaluated == 0:
         raise ValueError("no queries with both results and relevance info")
     num_q = len(qrels) if complete else evaluated
     for m in measures:
         if m.family == "runid":
-            lines.append(f"{'runid':<22}\tall\t{run_id}")
+            lines.append(("runid", "all", run_id, "runid"))
             continue
         if m.family == "relstring":
             continue
@@ -683,7 +683,32 @@ def trec_eval_lines(
                 value = math.exp(total / num_q)
             else:
                 value = total / num_q
-            lines.append(format_line(name, "all", value, m.family))
+            lines.append((name, "all", value, m.family))
+    return lines
+
+
+def trec_eval_lines(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, list[tuple[str, float]]],
+    run_id: str,
+    args: Sequence[str] | None = None,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    level: int = 1,
+) -> list[str]:
+    """What trec_eval prints for these qrels and run, as a list of lines."""
+    rows = trec_eval_rows(
+        qrels, run, run_id, args, per_query=per_query, complete=complete, level=level
+    )
+    lines = []
+    for name, qid, value, family in rows:
+        if family == "runid":
+            lines.append(f"{name:<22}\t{qid}\t{value}")
+        elif isinstance(value, str):
+            lines.append(f"{name:<22}\t{qid}\t'{value}'")
+        else:
+            lines.append(format_line(name, qid, value, family))
     return lines
 
 

@@ -1,0 +1,359 @@
+"""trec_eval's measures beyond the conformance files.
+
+- hand-worked values for the measures that read unjudged documents (bpref,
+  infAP, relstring, rbp, unj...), computed in the comments;
+- the package against the plain-Python textbook (``tests/trec_textbook.py``,
+  itself checked against trec_eval's expected files) on generated runs, every
+  measure, parameters, ``-q``, ``-c`` and ``-l``, line for line;
+- the package against pytrec_eval (trec_eval 9.0.8's C core) for the measures
+  it has.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from polars_rankmetrics.trec import trec_eval
+from tests import trec_textbook
+
+# ---------------------------------------------------------------- by hand
+
+# q1 ranked: d2 (grade 0), d5 (pooled, grade -1: unjudged), d1 (grade 2),
+# d9 (not in the qrels), d4 (grade 1); relevant at level 1: ranks 3 and 5; R = 2
+HAND_QRELS = pl.DataFrame(
+    {"user": ["q1"] * 4, "item": ["d1", "d2", "d4", "d5"], "rel": [2, 0, 1, -1]}
+)
+HAND_RUN = pl.DataFrame(
+    {
+        "user": ["q1"] * 5,
+        "item": ["d2", "d5", "d1", "d9", "d4"],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.5],
+        "tag": ["hand"] * 5,
+    }
+)
+
+
+def values(table: pl.DataFrame, query: str = "q1") -> dict[str, Any]:
+    rows = table.filter(pl.col("query") == query)
+    return {
+        m: (t if t is not None else v)
+        for m, v, t in rows.select("measure", "value", "text").iter_rows()
+    }
+
+
+def test_hand_worked_judgement_measures() -> None:
+    got = values(
+        trec_eval(
+            HAND_QRELS,
+            HAND_RUN,
+            [
+                "bpref",
+                "infAP",
+                "relstring",
+                "rbp",
+                "rbp_resid",
+                "unj.5",
+                "num_nonrel_judged_ret",
+                "binG",
+                "iprec_at_recall..5",
+                "Rprec_mult.1",
+            ],
+            per_query=True,
+        )
+    )
+    # bpref: both relevant documents sit below the one judged non-relevant (d2),
+    # each adds 1 - min(1, R) / min(1, R) = 0
+    assert got["bpref"] == 0.0
+    eps = 0.00001
+    # infAP at rank 3 (j = 2; 1 relevant, 1 non-relevant, 1 unjudged above... none
+    # relevant above): 1/3 + 2/3 * (0 + 1 + 1) / 2 * (0 + eps) / (0 + 1 + 2 eps);
+    # at rank 5 (j = 4): 1/5 + 4/5 * (1 + 1 + 1) / 4 * (1 + eps) / (1 + 1 + 2 eps)
+    first = 1 / 3 + 2 / 3 * 1.0 * eps / (1 + 2 * eps)
+    second = 1 / 5 + 4 / 5 * 0.75 * (1 + eps) / (2 + 2 * eps)
+    assert got["infAP"] == pytest.approx((first + second) / 2, abs=1e-12)
+    assert got["relstring"] == "0.2-1"
+    # rbp (p = 0.9): gains grade / 2 (the highest grade), 0.1 * (1 * 0.9^2 + 0.5 * 0.9^4)
+    assert got["rbp"] == pytest.approx(0.1 * (0.81 + 0.5 * 0.6561), abs=1e-12)
+    # rbp_resid: unjudged at ranks 2 and 4, plus the rest of the list: 0.9^5 + 0.1 * (0.9 + 0.729)
+    assert got["rbp_resid"] == pytest.approx(0.59049 + 0.1 * 1.629, abs=1e-12)
+    assert got["unj_5"] == pytest.approx(2 / 5)
+    assert got["num_nonrel_judged_ret"] == 1.0
+    # binG: 1/log2(2 + 2 non-relevant above) + 1/log2(2 + 3), over R
+    assert got["binG"] == pytest.approx((1 / 2 + 1 / math.log2(5)) / 2)
+    # lround(0.5 * 2) = 1: best precision at or after the first relevant: 2/5 at rank 5
+    assert got["iprec_at_recall_0.50"] == pytest.approx(0.4)
+    # Rprec_mult_1.00: precision at floor(1 * 2 + 0.9) = 2 documents
+    assert got["Rprec_mult_1.00"] == 0.0
+
+
+def test_hand_worked_graded_measures() -> None:
+    got = values(
+        trec_eval(
+            HAND_QRELS, HAND_RUN, ["ndcg", "dcg", "ideal_dcg", "G", "ndcg_cut.3"], per_query=True
+        )
+    )
+    dcg = 2 / math.log2(4) + 1 / math.log2(6)
+    ideal = 2 / math.log2(2) + 1 / math.log2(3)
+    assert got["dcg"] == pytest.approx(dcg)
+    assert got["ideal_dcg"] == pytest.approx(ideal)
+    assert got["ndcg"] == pytest.approx(dcg / ideal)
+    assert got["ndcg_cut_3"] == pytest.approx((2 / math.log2(4)) / ideal)
+    # G: cost runs 2, 3 (ideal gains 2, 1), then 1 a position: 2, 3, 4, 5, 6; results
+    # gain 0, 0, 2, 2, 3: 2 / log2(2 + 4 - 2) + 1 / log2(2 + 6 - 3), over 3
+    assert got["G"] == pytest.approx((2 / 2 + 1 / math.log2(5)) / 3)
+
+
+def test_measure_parameters_change_names_and_values() -> None:
+    table = trec_eval(
+        HAND_QRELS,
+        HAND_RUN,
+        ["utility.2,-1,0,0", "rbp.p=0.5", "set_F.0.5", "ndcg.2=0"],
+        per_query=True,
+    )
+    got = values(table)
+    # 2 relevant retrieved, 3 others: 2 * 2 - 3
+    assert got["utility_2,-1,0,0"] == 4 - 3
+    assert got["rbp_p=0.5"] == pytest.approx(0.5 * (1 * 0.25 + 0.5 * 0.0625))
+    precision, recall = 2 / 5, 1.0
+    assert got["set_F_0.5"] == pytest.approx(1.5 * precision * recall / (0.5 * precision + recall))
+    # grade 2 worth nothing: only d4 (grade 1) counts, ideal = d4 first
+    assert got["ndcg_2=0"] == pytest.approx((1 / math.log2(6)) / 1)
+
+
+def test_several_runs_in_one_frame() -> None:
+    other = HAND_RUN.with_columns(pl.col("score").reverse(), tag=pl.lit("other"))
+    both = pl.concat(
+        [HAND_RUN.with_columns(name=pl.lit("a")), other.with_columns(name=pl.lit("b"))]
+    )
+    table = trec_eval(HAND_QRELS, both, "official", runs="name")
+    assert table.columns == ["name", "measure", "query", "value", "text"]
+    for name, run in (("a", HAND_RUN), ("b", other)):
+        alone = trec_eval(HAND_QRELS, run, "official")
+        assert table.filter(pl.col("name") == name).drop("name").equals(alone)
+    assert table.filter(pl.col("measure") == "runid")["text"].to_list() == ["hand", "other"]
+
+
+def test_refusals() -> None:
+    with pytest.raises(ValueError, match="no query in common with the qrels"):
+        trec_eval(HAND_QRELS, HAND_RUN.with_columns(user=pl.lit("q9")))
+    with pytest.raises(ValueError, match=r"run: 2 rows repeat a \(query, document\) pair"):
+        trec_eval(HAND_QRELS, pl.concat([HAND_RUN, HAND_RUN.head(1)]))
+    with pytest.raises(ValueError, match="must hold integer grades"):
+        trec_eval(HAND_QRELS.with_columns(pl.col("rel") / 2), HAND_RUN)
+    with pytest.raises(ValueError, match="null or NaN"):
+        trec_eval(HAND_QRELS, HAND_RUN.with_columns(score=pl.lit(float("nan"))))
+    with pytest.raises(ValueError, match="utility takes 4 coefficients"):
+        trec_eval(HAND_QRELS, HAND_RUN, "utility.1,2")
+
+
+# ---------------------------------------------------------------- against the textbook
+
+SPECS = [
+    "all_trec",
+    "official",
+    "set",
+    "P.1,3",
+    "ndcg.1=3,2=0.5",
+    "ndcg_rel.0=1,3=7",
+    "G.2=-1",
+    "Rndcg.3=1",
+    "Rndcg",
+    "rbp.p=0.5",
+    "rbp.2=5,p=0.7",
+    "rbp_resid.p=0.6",
+    "utility.2,-1,0.5,0",
+    "11pt_avg..25,.5",
+    "iprec_at_recall..33,.5,1",
+    "Rprec_mult.0.5,1.5",
+    "relstring.3",
+    "set_F.0.5",
+    "dcg",
+    "ideal_dcg",
+    "unj.1,2",
+    "relative_P.2",
+    "success.1,2",
+    "map_cut.2",
+    "ndcg_cut.1,3",
+]
+
+
+@st.composite
+def trec_cases(draw: st.DrawFn) -> dict[str, Any]:
+    n_queries = draw(st.integers(1, 4))
+    docs = [f"d{i}" for i in range(8)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[tuple[str, float]]] = {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        judged = draw(st.lists(st.sampled_from(docs), max_size=7, unique=True))
+        grades = draw(
+            st.lists(
+                st.sampled_from([-1, 0, 0, 1, 1, 2, 3, 4]),
+                min_size=len(judged),
+                max_size=len(judged),
+            )
+        )
+        if judged or draw(st.booleans()):
+            qrels[qid] = dict(zip(judged, grades, strict=True)) or {"d0": 0}
+        if draw(st.integers(0, 4)):  # most queries have a run
+            retrieved = draw(
+                st.lists(st.sampled_from([*docs, "u1", "u2"]), min_size=1, max_size=9, unique=True)
+            )
+            # small integer scores: ties, broken by document id as trec_eval does
+            scores = draw(
+                st.lists(st.integers(0, 4), min_size=len(retrieved), max_size=len(retrieved))
+            )
+            run[qid] = [(d, float(s)) for d, s in zip(retrieved, scores, strict=True)]
+    return {
+        "qrels": qrels,
+        "run": run,
+        "measures": draw(st.lists(st.sampled_from(SPECS), min_size=1, max_size=4)),
+        "complete": draw(st.booleans()),
+        "level": draw(st.sampled_from([1, 1, 2, 0])),
+    }
+
+
+def frames(
+    qrels: dict[str, dict[str, int]], run: dict[str, list[tuple[str, float]]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    qrels_frame = pl.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        schema={"user": pl.String, "item": pl.String, "rel": pl.Int64},
+        orient="row",
+    )
+    run_frame = pl.DataFrame(
+        [(q, d, s, "tag") for q, docs in run.items() for d, s in docs],
+        schema={"user": pl.String, "item": pl.String, "score": pl.Float64, "tag": pl.String},
+        orient="row",
+    )
+    return qrels_frame, run_frame
+
+
+def same_value(got: float | None, text: str | None, want: float | str) -> bool:
+    if isinstance(want, str):
+        return text == want
+    if got is None:
+        return False
+    return (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-9 * max(1.0, abs(want))
+
+
+@settings(
+    max_examples=int(os.environ.get("TREC_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(trec_cases())
+def test_every_measure_matches_the_textbook(case: dict[str, Any]) -> None:
+    qrels, run = case["qrels"], case["run"]
+    shared = set(qrels) & set(run)
+    if not qrels or not run or not (shared or case["complete"]):
+        return  # trec_eval stops: no query with both results and judgements
+    try:
+        expected = trec_textbook.trec_eval_rows(
+            qrels,
+            run,
+            "tag",
+            case["measures"],
+            per_query=True,
+            complete=case["complete"],
+            level=case["level"],
+        )
+    except ValueError:
+        with pytest.raises(ValueError):
+            trec_eval(*frames(qrels, run), case["measures"])
+        return
+    table = trec_eval(
+        *frames(qrels, run),
+        case["measures"],
+        per_query=True,
+        complete=case["complete"],
+        relevance_level=case["level"],
+    )
+    assert table.height == len(expected)
+    for (measure, query, value, text), (name, qid, want, _) in zip(
+        table.iter_rows(), expected, strict=True
+    ):
+        assert (measure, query) == (name, qid)
+        assert same_value(value, text, want), (measure, query, value, text, want)
+
+
+# ---------------------------------------------------------------- against pytrec_eval
+
+# pytrec_eval 0.5 wraps trec_eval 9.0.8: iprec_at_recall and 11pt_avg there turn a
+# recall level into a count of relevant documents with (int)(x * R + 0.9), trec_eval
+# 10 with lround(x * R); they are compared only where both counts agree (below)
+PYTREC = [
+    "bpref",
+    "infAP",
+    "Rprec_mult",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "relative_P",
+    "binG",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "utility",
+    "num_nonrel_judged_ret",
+    "map",
+    "Rprec",
+    "recip_rank",
+    "ndcg",
+    "relstring",
+    "iprec_at_recall",
+    "11pt_avg",
+    "success",
+]
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_agrees_with_pytrec_eval(level: int) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = random.Random(level)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[tuple[str, float]]] = {}
+    for q in range(40):
+        docs = [f"d{rng.randrange(80):02d}" for _ in range(50)]
+        qrels[f"q{q}"] = {d: rng.choice([-1, 0, 0, 0, 1, 1, 2, 3]) for d in docs[:30]}
+        # distinct scores, exact in pytrec_eval's float32
+        retrieved = list(dict.fromkeys(docs[12:]))
+        run[f"q{q}"] = [(d, float(i)) for i, d in enumerate(rng.sample(retrieved, len(retrieved)))]
+    table = trec_eval(*frames(qrels, run), PYTREC, per_query=True, relevance_level=level)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC), relevance_level=level)
+    theirs = evaluator.evaluate({q: dict(docs) for q, docs in run.items()})
+    ours = table.filter(pl.col("query") != "all")
+    compared = 0
+    for measure, query, value, text in ours.iter_rows():
+        key = measure
+        if measure.startswith(("iprec_at_recall", "11pt_avg")) and not old_rounding_agrees(
+            measure, qrels[query], level
+        ):
+            continue
+        expected = theirs[query][key]
+        if text is not None:
+            continue  # pytrec_eval returns relstring as a number
+        assert value == pytest.approx(expected, abs=1e-9), (measure, query)
+        compared += 1
+    assert compared > 1500
+
+
+def old_rounding_agrees(measure: str, judged: dict[str, int], level: int) -> bool:
+    """Whether trec_eval 9's (int)(x R + 0.9) and 10's lround(x R) give the same counts."""
+    relevant = sum(1 for g in judged.values() if g >= level)
+    levels = (
+        [float(measure.rsplit("_", 1)[1])]
+        if measure.startswith("iprec")
+        else [i / 10 for i in range(11)]
+    )
+    return all(int(x * relevant + 0.9) == trec_textbook.c_lround(x * relevant) for x in levels)

@@ -296,6 +296,9 @@ def _as_frame(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 
 
 def _refuse_repeats(frame: pl.DataFrame, keys: list[str], what: str, shown: list[str]) -> None:
+    # a screen on 64-bit hashes of the keys; the rows are searched only when it fires
+    if frame.select(pl.struct(keys).hash().n_unique()).item() == frame.height:
+        return
     repeated = frame.filter(pl.len().over(keys) > 1)
     if repeated.height:
         example = dict(zip(shown, repeated.row(0), strict=False))
@@ -551,7 +554,7 @@ def _ranked_rows(
         )
     )
     return (
-        rows.join(judged.lazy(), on=["_user", "item"], how="left")
+        rows.join(judged.lazy(), on=["_user", "item"], how="left", maintain_order="left")
         .with_columns(
             _code=pl.when(grade.is_null())
             .then(-1)
@@ -561,7 +564,7 @@ def _ranked_rows(
             .cast(pl.Int64)
         )
         .with_columns(_rel=pl.col("_code") >= level)
-        .join(stats, on="_user", how="left")
+        .join(stats, on="_user", how="left", maintain_order="left")
     )
 
 
@@ -569,8 +572,9 @@ def _query_table(plan: Plan, rows: pl.LazyFrame, requests: list[Request]) -> pl.
     """One row per (run, query), one column per printed name."""
     for join in plan.row_joins.values():
         rows = join(rows)
-    # the row columns are running sums down each ranked list
-    rows = rows.sort(*KEYS, "_rank")
+    if plan.row_joins:
+        # the row columns are running sums down each ranked list
+        rows = rows.sort(*KEYS, "_rank")
     for name, expr in plan.rows.items():
         rows = rows.with_columns(expr.alias(name))
     aggs = [expr.alias(name) for name, expr in plan.aggs.items()]
@@ -650,8 +654,21 @@ def _long_table(
         printed = [name for family, name in order if family not in _SUMMARY_ONLY]
         parts.append(_unpivot(detail, [n for n in printed if n not in text_names], "value"))
         parts.append(_unpivot(detail, [n for n in printed if n in text_names], "text"))
+    parts = [part for part in parts if part.height]
+    if not parts:  # relstring alone, without per-query rows
+        parts = [
+            pl.DataFrame(
+                schema={
+                    "_run": pl.String,
+                    "_run_idx": pl.UInt32,
+                    "_user": pl.String,
+                    "_section": pl.UInt8,
+                    "measure": pl.String,
+                }
+            )
+        ]
     long = (
-        pl.concat([part for part in parts if part.height], how="diagonal_relaxed")
+        pl.concat(parts, how="diagonal_relaxed")
         .with_columns(_m=pl.col("measure").replace_strict(positions, return_dtype=pl.UInt32))
         .sort("_run_idx", "_section", "_user", "_m")
     )

@@ -357,3 +357,10 @@ def old_rounding_agrees(measure: str, judged: dict[str, int], level: int) -> boo
         else [i / 10 for i in range(11)]
     )
     return all(int(x * relevant + 0.9) == trec_textbook.c_lround(x * relevant) for x in levels)
+
+
+def test_relstring_alone_prints_nothing_without_per_query() -> None:
+    # trec_eval prints relstring per query only
+    assert trec_eval(HAND_QRELS, HAND_RUN, "relstring").height == 0
+    table = trec_eval(HAND_QRELS, HAND_RUN, "relstring.2", per_query=True)
+    assert table.rows() == [("relstring_2", "q1", None, "0.")]

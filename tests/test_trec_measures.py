@@ -364,3 +364,31 @@ def test_relstring_alone_prints_nothing_without_per_query() -> None:
     assert trec_eval(HAND_QRELS, HAND_RUN, "relstring").height == 0
     table = trec_eval(HAND_QRELS, HAND_RUN, "relstring.2", per_query=True)
     assert table.rows() == [("relstring_2", "q1", None, "0.")]
+
+
+def test_unj_agrees_with_ir_measures_judged() -> None:
+    # ir_measures' own Judged@k: the share of the top k found in the qrels; with no
+    # negative grades it is 1 - unj_k (unj also counts pooled-unjudged documents)
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = random.Random(7)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[tuple[str, float]]] = {}
+    for q in range(20):
+        docs = [f"d{rng.randrange(40):02d}" for _ in range(30)]
+        qrels[f"q{q}"] = {d: rng.choice([0, 0, 1, 2]) for d in docs[:15]}
+        retrieved = list(dict.fromkeys(docs[8:]))
+        run[f"q{q}"] = [(d, float(i)) for i, d in enumerate(rng.sample(retrieved, len(retrieved)))]
+    table = trec_eval(*frames(qrels, run), "unj.1,5,10", per_query=True)
+    measures = [ir_measures.Judged @ k for k in (1, 5, 10)]
+    theirs = {
+        (f"unj_{metric.measure.params['cutoff']}", metric.query_id): metric.value
+        for metric in ir_measures.iter_calc(
+            measures,
+            [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+            [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs],
+        )
+    }
+    ours = table.filter(pl.col("query") != "all")
+    assert ours.height == len(theirs) == 60
+    for measure, query, value, _ in ours.iter_rows():
+        assert 1 - value == pytest.approx(theirs[measure, query], abs=1e-12), (measure, query)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import random
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -21,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from polars_rankmetrics.trec import trec_eval
+import polars_rankmetrics as prm
+from polars_rankmetrics.trec import read_trec_qrels, read_trec_run, trec_eval
 from tests import trec_textbook
 
 # ---------------------------------------------------------------- by hand
@@ -392,3 +394,95 @@ def test_unj_agrees_with_ir_measures_judged() -> None:
     assert ours.height == len(theirs) == 60
     for measure, query, value, _ in ours.iter_rows():
         assert 1 - value == pytest.approx(theirs[measure, query], abs=1e-12), (measure, query)
+
+
+# ---------------------------------------------------------------- evaluate metric strings
+
+
+TREC_DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
+# evaluate's metric string -> the trec_eval measure it reproduces
+AS_METRICS = {
+    "gm_map": "gm_map",
+    "iprec(recall=0)": "iprec_at_recall_0.00",
+    "iprec(recall=0.1)": "iprec_at_recall_0.10",
+    "iprec_at_recall(recall=0.5)": "iprec_at_recall_0.50",
+    "iprec(recall=1)": "iprec_at_recall_1.00",
+    "eleven_pt": "11pt_avg",
+    "rbp(p=0.9)": "rbp",
+}
+
+
+@pytest.mark.parametrize(
+    ("expected", "qrels", "run", "options"),
+    [
+        ("out.test.aq", "qrels.test", "results.test", {}),
+        ("out.test.aqc", "qrels.test", "results.trunc", {"users_without_recs": "zero"}),
+        ("out.test.aql", "qrels.rel_level", "results.test", {"relevance_level": 2}),
+    ],
+)
+def test_metric_strings_give_trec_evals_means(
+    expected: str, qrels: str, run: str, options: dict[str, Any]
+) -> None:
+    printed = {
+        line.split("\t")[0].strip(): float(line.split("\t")[2])
+        for line in (TREC_DATA / "expected" / expected).read_text().splitlines()
+        if line.split("\t")[1] == "all" and not line.startswith("runid")
+    }
+    # trec_eval's rbp rescales graded qrels; the metric string's rbp is binary
+    metrics = [m for m in AS_METRICS if not (m.startswith("rbp") and qrels == "qrels.rel_level")]
+    got = prm.evaluate(
+        read_trec_run(TREC_DATA / run),
+        read_trec_qrels(TREC_DATA / qrels),
+        metrics,
+        score="score",
+        relevance="rel",
+        conventions="trec",
+        **options,
+    )
+    for metric in metrics:
+        assert got[metric][0] == pytest.approx(printed[AS_METRICS[metric]], abs=5e-5), metric
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trec_cases())
+def test_metric_strings_match_trec_eval_per_query(case: dict[str, Any]) -> None:
+    qrels = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in case["qrels"].items()}
+    binary = {q: {d: min(g, 1) for d, g in docs.items()} for q, docs in qrels.items()}
+    run = case["run"]
+    if not set(qrels) & set(run):
+        return
+    qrels_frame, run_frame = frames(binary, run)
+    ours = prm.evaluate(
+        run_frame,
+        qrels_frame,
+        ["iprec(recall=0.3)", "eleven_pt", "rbp(p=0.7)", "gm_map"],
+        score="score",
+        relevance="rel",
+        conventions="trec",
+        per_user=True,
+    )
+    table = trec_eval(
+        qrels_frame,
+        run_frame,
+        ["iprec_at_recall..3", "11pt_avg", "rbp.p=0.7", "map"],
+        per_query=True,
+    )
+    reference = {(m, q): v for m, q, v, _ in table.filter(pl.col("query") != "all").iter_rows()}
+    names = {
+        "iprec(recall=0.3)": "iprec_at_recall_0.30",
+        "eleven_pt": "11pt_avg",
+        "rbp(p=0.7)": "rbp_p=0.7",
+    }
+    for row in ours.iter_rows(named=True):
+        user = row["user"]
+        for metric, measure in names.items():
+            assert row[metric] == pytest.approx(reference[measure, user], abs=1e-12)
+        # per user, gm_map's value is AP floored at 0.00001
+        assert row["gm_map"] == pytest.approx(max(reference["map", user], 1e-5), abs=1e-12)
+
+
+def test_metric_string_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match="recall must be between 0 and 1"):
+        prm.evaluate(HAND_RUN, HAND_QRELS, "iprec(recall=2)", score="score", relevance="rel")
+    with pytest.raises(ValueError, match="persistence p must be between 0 and 1"):
+        prm.evaluate(HAND_RUN, HAND_QRELS, "rbp(p=1)", score="score", relevance="rel")

@@ -35,12 +35,18 @@ from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
     IDEAL_RANK,
+    LIST_LENGTH,
+    N_NONRELEVANT,
     N_RELEVANT,
+    NONRELEVANT_ABOVE,
     PREFIX,
     RELEVANT,
+    RELEVANT_ABOVE,
+    UNJUDGED_ABOVE,
     Aggregation,
     Context,
     Measure,
+    Partial,
     part_column,
 )
 from polars_rankmetrics.conventions import (
@@ -805,9 +811,32 @@ def _per_user(
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     users = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    per_user = _with_partials(users, hits, partials, spec.list_keys)
+    if "judged" in inputs:
+        judged = _judged_table(
+            ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, user_keys=user_keys
+        )
+        judged_partials = {
+            p.name: p for request in requests for p in request.measure.judged_partials(request.ctx)
+        }
+        per_user = _with_partials(per_user, judged, judged_partials, spec.list_keys)
+        lengths = ranked.group_by(spec.list_keys).agg(pl.len().alias(LIST_LENGTH))
+        per_user = per_user.join(lengths, on=spec.list_keys, how="left").with_columns(
+            pl.col(LIST_LENGTH).fill_null(0)
+        )
+    return per_user, hits
+
+
+def _with_partials(
+    users: pl.LazyFrame,
+    table: pl.LazyFrame,
+    partials: dict[str, Partial],
+    list_keys: Sequence[str],
+) -> pl.LazyFrame:
+    """``users`` with the partial sums over ``table``, per list (fills for lists without rows)."""
     if not partials:
-        return users, hits
-    hit_stats = hits.group_by(spec.list_keys).agg(
+        return users
+    stats = table.group_by(list_keys).agg(
         partial.expr.alias(name) for name, partial in partials.items()
     )
     fills = [
@@ -815,8 +844,54 @@ def _per_user(
         for name, partial in partials.items()
         if partial.fill is not None
     ]
-    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(fills)
-    return per_user, hits
+    return users.join(stats, on=list_keys, how="left").with_columns(fills)
+
+
+def _judged_table(
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    truth_stats: pl.LazyFrame,
+    *,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    user_keys: Sequence[str],
+) -> pl.LazyFrame:
+    """Every judged recommendation (any grade), with running judgement counts down its list.
+
+    Built only for the judgement-based measures (input ``"judged"``: bpref, infAP,
+    rbp_resid): trec_eval tells judged non-relevant documents (grade >= 0, not
+    relevant) from unjudged ones (negative grade, or not in the truth).
+    """
+    grade = (
+        pl.lit(1.0)
+        if truth_spec.relevance is None
+        else pl.col(truth_spec.relevance).cast(pl.Float64)
+    )
+    relevant = pl.col(GRADE) > 0
+    if truth_spec.relevance_level is not None:
+        relevant = relevant & (pl.col(GRADE) >= truth_spec.relevance_level)
+    labeled = truth.select(*user_keys, spec.item, grade.alias(GRADE)).with_columns(
+        relevant.alias(RELEVANT)
+    )
+    nonrelevant = (pl.col(GRADE) >= 0) & ~pl.col(RELEVANT)
+    counts = labeled.group_by(user_keys).agg(nonrelevant.sum().alias(N_NONRELEVANT))
+    rows = (
+        labeled.join(ranked, on=[*user_keys, spec.item], how="inner")
+        .join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+        .join(counts, on=user_keys, how="left")
+        # the running counts go down each list
+        .sort([*spec.list_keys, spec.rank])
+    )
+
+    def running(flag: pl.Expr) -> pl.Expr:
+        return flag.cast(pl.UInt32).cum_sum().over(spec.list_keys)
+
+    return rows.with_columns(
+        running(pl.col(RELEVANT)).alias(RELEVANT_ABOVE),
+        running(nonrelevant).alias(NONRELEVANT_ABOVE),
+        running(pl.col(GRADE) < 0).alias(UNJUDGED_ABOVE),
+        pl.col(N_RELEVANT).fill_null(0),
+    )
 
 
 def _ideal_name(k: int | None) -> str:

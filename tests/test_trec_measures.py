@@ -409,6 +409,10 @@ AS_METRICS = {
     "iprec(recall=1)": "iprec_at_recall_1.00",
     "eleven_pt": "11pt_avg",
     "rbp(p=0.9)": "rbp",
+    "bpref": "bpref",
+    "gm_bpref": "gm_bpref",
+    "infap": "infAP",
+    "rbp_resid(p=0.9)": "rbp_resid",
 }
 
 
@@ -479,6 +483,32 @@ def test_metric_strings_match_trec_eval_per_query(case: dict[str, Any]) -> None:
             assert row[metric] == pytest.approx(reference[measure, user], abs=1e-12)
         # per user, gm_map's value is AP floored at 0.00001
         assert row["gm_map"] == pytest.approx(max(reference["map", user], 1e-5), abs=1e-12)
+    # the judgement measures read graded qrels with negative grades (pooled, unjudged)
+    graded_qrels, _ = frames(case["qrels"], run)
+    judged = prm.evaluate(
+        run_frame,
+        graded_qrels,
+        ["bpref", "infap", "rbp_resid(p=0.7)", "gm_bpref"],
+        score="score",
+        relevance="rel",
+        conventions="trec",
+        per_user=True,
+    )
+    table = trec_eval(
+        graded_qrels, run_frame, ["bpref", "infAP", "rbp_resid.p=0.7"], per_query=True
+    )
+    reference = {(m, q): v for m, q, v, _ in table.filter(pl.col("query") != "all").iter_rows()}
+    relevant = {q for q, docs in case["qrels"].items() if any(g > 0 for g in docs.values())}
+    for row in judged.iter_rows(named=True):
+        user = row["user"]
+        if user not in relevant:
+            continue  # undefined for evaluate (no relevant item); trec_eval prints 0
+        assert row["bpref"] == pytest.approx(reference["bpref", user], abs=1e-12)
+        assert row["gm_bpref"] == pytest.approx(max(reference["bpref", user], 1e-5), abs=1e-12)
+        assert row["infap"] == pytest.approx(reference["infAP", user], abs=1e-12)
+        assert row["rbp_resid(p=0.7)"] == pytest.approx(
+            reference["rbp_resid_p=0.7", user], abs=1e-12
+        )
 
 
 def test_metric_string_parameters_are_checked() -> None:
@@ -486,3 +516,22 @@ def test_metric_string_parameters_are_checked() -> None:
         prm.evaluate(HAND_RUN, HAND_QRELS, "iprec(recall=2)", score="score", relevance="rel")
     with pytest.raises(ValueError, match="persistence p must be between 0 and 1"):
         prm.evaluate(HAND_RUN, HAND_QRELS, "rbp(p=1)", score="score", relevance="rel")
+    with pytest.raises(ValueError, match="persistence p must be between 0 and 1"):
+        prm.evaluate(HAND_RUN, HAND_QRELS, "rbp_resid(p=0)", score="score", relevance="rel")
+
+
+def test_judgement_metric_strings_by_hand() -> None:
+    # the hand case: bpref 0, infAP and rbp_resid as worked out above (p = 0.9)
+    got = prm.evaluate(
+        HAND_RUN,
+        HAND_QRELS,
+        ["bpref", "infap", "rbp_resid(p=0.9)", "bpref@2"],
+        score="score",
+        relevance="rel",
+    )
+    eps = 0.00001
+    first = 1 / 3 + 2 / 3 * 1.0 * eps / (1 + 2 * eps)
+    second = 1 / 5 + 4 / 5 * 0.75 * (1 + eps) / (2 + 2 * eps)
+    assert got.row(0) == pytest.approx(
+        (0.0, (first + second) / 2, 0.59049 + 0.1 * 1.629, 0.0), abs=1e-12
+    )

@@ -28,6 +28,17 @@ The tables a measure reads (``inputs``):
     per-user column ``ctx.ideal_dcg`` (counted per grade, or ranked when the
     grades are not known up front).
 
+``"judged"``
+    The judged table: every truth row (any grade, negative grades included)
+    recommended within the largest cutoff, sorted by list and position, with
+    :data:`GRADE`, :data:`RELEVANT`, :data:`N_RELEVANT`, :data:`N_NONRELEVANT`
+    (the user's judged non-relevant items, grade >= 0 and not relevant) and
+    running counts down the list: :data:`RELEVANT_ABOVE` (relevant rows at or
+    above), :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
+    :data:`UNJUDGED_ABOVE` (negative grades, "pooled but unjudged", at or
+    above). Its partials are ``judged_partials``. The per-user frame then also
+    has :data:`LIST_LENGTH` (recommendations within the largest cutoff).
+
 Every per-user row also has :data:`N_RELEVANT` (m_u).
 """
 
@@ -48,9 +59,14 @@ __all__ = [
     "GRADE",
     "HIT_INDEX",
     "INPUTS",
+    "LIST_LENGTH",
+    "NONRELEVANT_ABOVE",
+    "N_NONRELEVANT",
     "N_RELEVANT",
     "PREFIX",
     "RELEVANT",
+    "RELEVANT_ABOVE",
+    "UNJUDGED_ABOVE",
     "Aggregation",
     "Context",
     "Measure",
@@ -69,11 +85,24 @@ GRADE = f"{PREFIX}grade"  # Float64 graded relevance of a truth row
 IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal list
 N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
 HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
+# input "judged" (trec_eval's judgement-based measures: bpref, infAP, rbp_resid)
+N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the user
+RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
+NONRELEVANT_ABOVE = f"{PREFIX}nonrelevant_above"  # judged non-relevant rows at or above
+UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
+LIST_LENGTH = f"{PREFIX}list_length"  # recommendations of the list within the cut
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
-Input = Literal["hits", "hit_index", "n_relevant_on_hits", "grades", "ideal"]
-INPUTS: tuple[Input, ...] = ("hits", "hit_index", "n_relevant_on_hits", "grades", "ideal")
+Input = Literal["hits", "hit_index", "n_relevant_on_hits", "grades", "ideal", "judged"]
+INPUTS: tuple[Input, ...] = (
+    "hits",
+    "hit_index",
+    "n_relevant_on_hits",
+    "grades",
+    "ideal",
+    "judged",
+)
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]
 
@@ -195,6 +224,8 @@ class Measure:
         row of the cut matters: positions are checked on the whole cut).
     hit_partials
         The per-user partial sums over the hits table, grouped per list.
+    judged_partials
+        The per-user partial sums over the judged table (input ``"judged"``).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
@@ -224,6 +255,7 @@ class Measure:
     inputs: frozenset[Input] = frozenset({"hits"})
     repeats: Repeats = "hits"
     hit_partials: Callable[[Context], list[Partial]] = _no_partials
+    judged_partials: Callable[[Context], list[Partial]] = _no_partials
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

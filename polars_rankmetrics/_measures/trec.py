@@ -10,8 +10,15 @@
 - ``rbp(p=0.8)@k``: rank-biased precision with binary relevance,
   ``(1 - p) sum_{relevant i <= k} p^(i-1)`` (trec_eval's ``rbp`` on binary qrels).
 
-The measures that need the judged non-relevant or unjudged documents of a
-list (``bpref``, ``infAP``, ``rbp_resid``...) are computed by
+and, from the judged table (input ``"judged"``: every judged recommendation,
+negative grades meaning "pooled but unjudged"):
+
+- ``bpref@k``: trec_eval's ``bpref``;
+- ``infap@k``: trec_eval's ``infAP``;
+- ``rbp_resid(p=0.8)@k``: trec_eval's ``rbp_resid``, the RBP weight left to
+  unjudged and unseen documents.
+
+The rest of trec_eval's measures are computed by
 :func:`polars_rankmetrics.trec.trec_eval`.
 """
 
@@ -24,8 +31,14 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import (
+    GRADE,
     HIT_INDEX,
+    LIST_LENGTH,
+    N_NONRELEVANT,
     N_RELEVANT,
+    NONRELEVANT_ABOVE,
+    RELEVANT_ABOVE,
+    UNJUDGED_ABOVE,
     Context,
     Measure,
     Param,
@@ -154,5 +167,121 @@ RBP = register(
         hit_partials=_rbp_partials,
         finals=_rbp_finals,
         doc="rbp(p=0.8)@k = (1 - p) sum over relevant i <= k of p^(i-1) (Moffat & Zobel)",
+    )
+)
+
+
+def _bpref_partials(ctx: Context) -> list[Partial]:
+    relevant = pl.col(N_RELEVANT).cast(pl.Float64)
+    above = pl.col(NONRELEVANT_ABOVE).cast(pl.Float64)
+    share = pl.min_horizontal(above, relevant) / pl.min_horizontal(
+        pl.col(N_NONRELEVANT).cast(pl.Float64), relevant
+    )
+    term = pl.when(above > 0).then(1.0 - share).otherwise(1.0)
+    return [Partial(ctx.name("bpref"), term.filter(ctx.hits()).sum())]
+
+
+def _bpref_finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    n_relevant = pl.col(N_RELEVANT)
+    return {"": formula.defined(pl.col(ctx.name("bpref")) / n_relevant, n_relevant)}
+
+
+BPREF = register(
+    Measure(
+        name="bpref",
+        inputs=frozenset({"judged"}),
+        judged_partials=_bpref_partials,
+        finals=_bpref_finals,
+        doc="bpref@k = (1/m_u) sum over relevant i <= k of 1 - min(N_i, m_u) / min(N, m_u) "
+        "(1 when N_i = 0); N_i judged non-relevant above i, N judged non-relevant items",
+    )
+)
+
+INFAP_EPSILON = 0.00001
+
+
+def _infap_partials(ctx: Context) -> list[Partial]:
+    j = pl.col(ctx.rank).cast(pl.Float64) - 1.0
+    seen = pl.col(RELEVANT_ABOVE).cast(pl.Float64) - 1.0  # relevant above this one
+    nonrelevant = pl.col(NONRELEVANT_ABOVE).cast(pl.Float64)
+    unjudged = pl.col(UNJUDGED_ABOVE).cast(pl.Float64)
+    share = (seen + INFAP_EPSILON) / (seen + nonrelevant + 2 * INFAP_EPSILON)
+    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((seen + nonrelevant + unjudged) / j) * share
+    term = pl.when(j == 0).then(1.0).otherwise(later)
+    return [Partial(ctx.name("infap"), term.filter(ctx.hits()).sum())]
+
+
+def _infap_finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    n_relevant = pl.col(N_RELEVANT)
+    return {"": formula.defined(pl.col(ctx.name("infap")) / n_relevant, n_relevant)}
+
+
+INFAP = register(
+    Measure(
+        name="infap",
+        aliases=("inf_ap",),
+        inputs=frozenset({"judged"}),
+        judged_partials=_infap_partials,
+        finals=_infap_finals,
+        doc="infAP@k (Yilmaz & Aslam): AP estimated from a judged sample, unjudged "
+        "(negative grade) and unpooled items as trec_eval's infAP",
+    )
+)
+
+
+def _resid_partials(ctx: Context) -> list[Partial]:
+    p = _number(ctx, "p")
+    judged = (pl.col(GRADE) >= 0) & ctx.within()
+    weight = pl.lit(p).pow(pl.col(ctx.rank).cast(pl.Float64) - 1.0)
+    return [
+        Partial(ctx.name("judged_weight"), weight.filter(judged).sum()),
+        Partial(ctx.name("judged"), judged.sum()),
+    ]
+
+
+def _resid_finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    p = _number(ctx, "p")
+    length = pl.col(LIST_LENGTH).cast(pl.Float64)
+    if ctx.k is not None:
+        length = pl.min_horizontal(length, float(ctx.k))
+    # trec_eval: p^n + (1 - p) * (weights of the unjudged) = 1 - (1 - p) * (weights of
+    # the judged); 0 when every document is judged
+    resid = 1.0 - (1.0 - p) * pl.col(ctx.name("judged_weight"))
+    value = pl.when(length > pl.col(ctx.name("judged"))).then(resid).otherwise(0.0)
+    return {"": formula.defined(value, pl.col(N_RELEVANT))}
+
+
+RBP_RESIDUAL = register(
+    Measure(
+        name="rbp_resid",
+        aliases=("rbp_residual",),
+        params=(
+            Param("p", float, 0.8, "persistence: the chance to look further", _check_persistence),
+        ),
+        inputs=frozenset({"judged"}),
+        judged_partials=_resid_partials,
+        finals=_resid_finals,
+        repeats="list",
+        doc="rbp_resid(p=0.8)@k = p^n + (1 - p) sum over unjudged i <= k of p^(i-1), "
+        "0 when every item is judged (trec_eval's rbp_resid)",
+    )
+)
+
+
+def _gm_bpref_finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    bpref = _bpref_finals(ctx)[""]
+    return {"log": pl.max_horizontal(bpref, MIN_GEO_MEAN).log()}
+
+
+GM_BPREF = register(
+    Measure(
+        name="gm_bpref",
+        inputs=frozenset({"judged"}),
+        judged_partials=_bpref_partials,
+        finals=_gm_bpref_finals,
+        aggregation="geometric_mean",
+        fill=math.log(MIN_GEO_MEAN),
+        per_user_value=lambda parts: parts["log"].exp(),
+        doc="gm_bpref@k = exp(mean over users of log(max(bpref@k, 0.00001))), trec_eval's gm_bpref",
     )
 )

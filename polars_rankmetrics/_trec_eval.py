@@ -100,7 +100,18 @@ _METRICS = {
     "map_cut": "map",
     "success": "hit_rate",
 }
-_PLAIN_METRICS = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg"}
+_PLAIN_METRICS = {
+    "map": "map",
+    "gm_map": "gm_map",
+    "Rprec": "r_precision",
+    "bpref": "bpref",
+    "recip_rank": "mrr",
+    "infAP": "infap",
+    "gm_bpref": "gm_bpref",
+    "11pt_avg": "eleven_pt",
+    "ndcg": "ndcg",
+    "rbp_resid": "rbp_resid(p=0.9)",  # trec_eval's default persistence
+}
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
@@ -279,6 +290,8 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
                 cutoff: int | float = int(cut) if kind == _CUT_LONG else cut
                 base = _METRICS.get(request.family)
                 metric = f"{base}@{cutoff}" if base else None
+                if request.family == "iprec_at_recall":
+                    metric = f"iprec(recall={cutoff:g})"
                 out.append(TrecMeasure(name, request.family, cutoff, metric))
         else:
             name = request.names[0]

@@ -18,6 +18,7 @@ import polars_rankmetrics as prm
 from polars_rankmetrics import cli
 from polars_rankmetrics.trec import (
     format_trec_eval,
+    parse_trec_measures,
     read_trec_qrels,
     read_trec_run,
     trec_eval,
@@ -169,20 +170,9 @@ def test_several_runs_print_one_block_each(capsys: pytest.CaptureFixture[str]) -
 
 # ------------------------------------------------ evaluate(conventions="trec") directly
 
-RANKED = {
-    "map": "map",
-    "Rprec": "r_precision",
-    "recip_rank": "mrr",
-    "P_5": "precision@5",
-    "P_100": "precision@100",
-    "recall_1000": "recall@1000",
-    "ndcg": "ndcg",
-    "ndcg_cut_10": "ndcg@10",
-    "map_cut_30": "map@30",
-    "success_5": "hit_rate@5",
-}
-
+# the evaluate() options that give trec_eval's -c and -l
 DIRECT = {
+    "official": {},
     "all_trec": {},
     "level2": {"relevance_level": 2},
     "complete": {"users_without_recs": "zero"},
@@ -191,22 +181,26 @@ DIRECT = {
 
 
 @pytest.mark.parametrize("name", list(DIRECT))
-def test_evaluate_trec_conventions_give_trec_evals_means(name: str) -> None:
+def test_metric_strings_of_trec_measures_give_trec_evals_means(name: str) -> None:
+    # every printed measure with an evaluate() twin (TrecMeasure.metric) gives its mean
     case = CASES[name]
+    args = list(case.args)
+    given = [(arg[2:] or args[i + 1]) for i, arg in enumerate(args) if arg.startswith("-m")]
+    twins = {m.name: m.metric for m in parse_trec_measures(given or None) if m.metric}
     expected = {
         line.split("\t")[0].strip(): float(line.split("\t")[2])
         for line in expected_lines(case)
-        if line.split("\t")[1] == "all" and line.split("\t")[0].strip() in RANKED
+        if line.split("\t")[1] == "all" and line.split("\t")[0].strip() in twins
     }
-    assert expected
+    assert len(expected) == len(twins) >= 25
     got = prm.evaluate(
         read_trec_run(DATA / case.run),
         read_trec_qrels(DATA / case.qrels),
-        [RANKED[measure] for measure in expected],
+        list(twins.values()),
         score="score",
         relevance="rel",
         conventions="trec",
         **DIRECT[name],  # type: ignore[arg-type]
     )
     for measure, printed in expected.items():
-        assert got[RANKED[measure]][0] == pytest.approx(printed, abs=5e-5), measure
+        assert got[twins[measure]][0] == pytest.approx(printed, abs=5e-5), measure

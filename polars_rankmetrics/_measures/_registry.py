@@ -23,21 +23,31 @@ The tables a measure reads (``inputs``):
 ``"grades"``
     The graded relevance of the hits (always present in the hits table; declared
     so that the plan knows the measure reads grades).
+``"gain"``
+    The measure applies the ``gain`` convention to the grades: grades whose gain
+    overflows a float64 sum (infinite, above 1e300) are refused by a data check.
 ``"ideal"``
     The user's ideal DCG at ``ctx.k`` under the gain convention, as the
     per-user column ``ctx.ideal_dcg`` (counted per grade, or ranked when the
     grades are not known up front).
-
+``"max_grade"``
+    :data:`MAX_GRADE` on every hits-table row: the largest grade in the truth.
 ``"judged"``
-    The judged table: every truth row (any grade, negative grades included)
-    recommended within the largest cutoff, sorted by list and position, with
-    :data:`GRADE`, :data:`RELEVANT`, :data:`N_RELEVANT`, :data:`N_NONRELEVANT`
-    (the user's judged non-relevant items, grade >= 0 and not relevant) and
-    running counts down the list: :data:`RELEVANT_ABOVE` (relevant rows at or
-    above), :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
-    :data:`UNJUDGED_ABOVE` (negative grades, "pooled but unjudged", at or
-    above). Its partials are ``judged_partials``. The per-user frame then also
-    has :data:`LIST_LENGTH` (recommendations within the largest cutoff).
+    The judged non-relevant table: truth rows with a grade <= 0 recommended
+    within the largest cutoff, with their position (``ctx.rank``), read by
+    ``judged_partials``. Built only when a requested measure declares it.
+``"list"``
+    Every row of the ranked cut (position ``ctx.rank``), read by
+    ``list_partials`` (e.g. the list's length within the cutoff).
+``"judgements"``
+    Every truth row (any grade, negative grades included) recommended within
+    the largest cutoff, sorted by list and position, with :data:`GRADE`,
+    :data:`RELEVANT`, :data:`N_RELEVANT`, :data:`N_NONRELEVANT` (the user's
+    judged non-relevant items: grade >= 0, not relevant) and running counts
+    down the list: :data:`RELEVANT_ABOVE` (relevant rows at or above),
+    :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
+    :data:`UNJUDGED_ABOVE` (negative grades, trec_eval's "pooled but
+    unjudged", at or above). Read by ``judgement_partials`` (bpref, infAP).
 
 Every per-user row also has :data:`N_RELEVANT` (m_u).
 """
@@ -51,6 +61,8 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from polars_rankmetrics._names import PREFIX
+
 if TYPE_CHECKING:
     from polars_rankmetrics.conventions import Conventions
 
@@ -59,7 +71,7 @@ __all__ = [
     "GRADE",
     "HIT_INDEX",
     "INPUTS",
-    "LIST_LENGTH",
+    "MAX_GRADE",
     "NONRELEVANT_ABOVE",
     "N_NONRELEVANT",
     "N_RELEVANT",
@@ -78,31 +90,28 @@ __all__ = [
     "register",
 ]
 
-# Every internal column starts with this prefix; input columns may not (refused).
-PREFIX = "__prm_"
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
 GRADE = f"{PREFIX}grade"  # Float64 graded relevance of a truth row
 IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal list
 N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
 HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
-# input "judged" (trec_eval's judgement-based measures: bpref, infAP, rbp_resid)
+MAX_GRADE = f"{PREFIX}max_grade"  # the largest grade in the truth (input "max_grade")
+# input "judgements" (trec_eval's judgement-based measures: bpref, infAP)
 N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the user
 RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
 NONRELEVANT_ABOVE = f"{PREFIX}nonrelevant_above"  # judged non-relevant rows at or above
 UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
-LIST_LENGTH = f"{PREFIX}list_length"  # recommendations of the list within the cut
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
-Input = Literal["hits", "hit_index", "n_relevant_on_hits", "grades", "ideal", "judged"]
+Input = Literal[
+    "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
+    "list", "judgements",
+]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
-    "hits",
-    "hit_index",
-    "n_relevant_on_hits",
-    "grades",
-    "ideal",
-    "judged",
-)
+    "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
+    "list", "judgements",
+)  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]
 
@@ -184,8 +193,9 @@ class Context:
         return self.k
 
     def within(self) -> pl.Expr:
-        """True on hits-table rows within the cutoff."""
-        return pl.lit(value=True) if self.k is None else pl.col(self.rank) <= self.k
+        """True on table rows within the cutoff (a row-wise column, so that its sum counts)."""
+        position = pl.col(self.rank)
+        return position.is_not_null() if self.k is None else position <= self.k
 
     def hits(self) -> pl.Expr:
         """True on relevant hits-table rows within the cutoff."""
@@ -224,8 +234,10 @@ class Measure:
         row of the cut matters: positions are checked on the whole cut).
     hit_partials
         The per-user partial sums over the hits table, grouped per list.
-    judged_partials
-        The per-user partial sums over the judged table (input ``"judged"``).
+    judged_partials, list_partials, judgement_partials
+        The same over the judged non-relevant table (input ``"judged"``), over
+        every row of the cut (input ``"list"``) and over every judged row of the
+        cut with running judgement counts (input ``"judgements"``).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
@@ -256,6 +268,8 @@ class Measure:
     repeats: Repeats = "hits"
     hit_partials: Callable[[Context], list[Partial]] = _no_partials
     judged_partials: Callable[[Context], list[Partial]] = _no_partials
+    list_partials: Callable[[Context], list[Partial]] = _no_partials
+    judgement_partials: Callable[[Context], list[Partial]] = _no_partials
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

@@ -10,8 +10,8 @@
 - ``rbp(p=0.8)@k``: rank-biased precision with binary relevance,
   ``(1 - p) sum_{relevant i <= k} p^(i-1)`` (trec_eval's ``rbp`` on binary qrels).
 
-and, from the judged table (input ``"judged"``: every judged recommendation,
-negative grades meaning "pooled but unjudged"):
+and, from the judgements table (input ``"judgements"``: every judged
+recommendation, negative grades meaning "pooled but unjudged"):
 
 - ``bpref@k``: trec_eval's ``bpref``;
 - ``infap@k``: trec_eval's ``infAP``;
@@ -33,7 +33,6 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
-    LIST_LENGTH,
     N_NONRELEVANT,
     N_RELEVANT,
     NONRELEVANT_ABOVE,
@@ -189,8 +188,8 @@ def _bpref_finals(ctx: Context) -> Mapping[str, pl.Expr]:
 BPREF = register(
     Measure(
         name="bpref",
-        inputs=frozenset({"judged"}),
-        judged_partials=_bpref_partials,
+        inputs=frozenset({"judgements"}),
+        judgement_partials=_bpref_partials,
         finals=_bpref_finals,
         doc="bpref@k = (1/m_u) sum over relevant i <= k of 1 - min(N_i, m_u) / min(N, m_u) "
         "(1 when N_i = 0); N_i judged non-relevant above i, N judged non-relevant items",
@@ -220,8 +219,8 @@ INFAP = register(
     Measure(
         name="infap",
         aliases=("inf_ap",),
-        inputs=frozenset({"judged"}),
-        judged_partials=_infap_partials,
+        inputs=frozenset({"judgements"}),
+        judgement_partials=_infap_partials,
         finals=_infap_finals,
         doc="infAP@k (Yilmaz & Aslam): AP estimated from a judged sample, unjudged "
         "(negative grade) and unpooled items as trec_eval's infAP",
@@ -235,19 +234,22 @@ def _resid_partials(ctx: Context) -> list[Partial]:
     weight = pl.lit(p).pow(pl.col(ctx.rank).cast(pl.Float64) - 1.0)
     return [
         Partial(ctx.name("judged_weight"), weight.filter(judged).sum()),
-        Partial(ctx.name("judged"), judged.sum()),
+        Partial(ctx.name("judged_count"), judged.sum()),
     ]
+
+
+def _shown(ctx: Context) -> list[Partial]:
+    # the list's length within the cutoff (input "list")
+    return [Partial(ctx.name("shown"), ctx.within().sum())]
 
 
 def _resid_finals(ctx: Context) -> Mapping[str, pl.Expr]:
     p = _number(ctx, "p")
-    length = pl.col(LIST_LENGTH).cast(pl.Float64)
-    if ctx.k is not None:
-        length = pl.min_horizontal(length, float(ctx.k))
+    length = pl.col(ctx.name("shown"))
     # trec_eval: p^n + (1 - p) * (weights of the unjudged) = 1 - (1 - p) * (weights of
     # the judged); 0 when every document is judged
     resid = 1.0 - (1.0 - p) * pl.col(ctx.name("judged_weight"))
-    value = pl.when(length > pl.col(ctx.name("judged"))).then(resid).otherwise(0.0)
+    value = pl.when(length > pl.col(ctx.name("judged_count"))).then(resid).otherwise(0.0)
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
@@ -258,8 +260,9 @@ RBP_RESIDUAL = register(
         params=(
             Param("p", float, 0.8, "persistence: the chance to look further", _check_persistence),
         ),
-        inputs=frozenset({"judged"}),
-        judged_partials=_resid_partials,
+        inputs=frozenset({"judgements", "list"}),
+        judgement_partials=_resid_partials,
+        list_partials=_shown,
         finals=_resid_finals,
         repeats="list",
         doc="rbp_resid(p=0.8)@k = p^n + (1 - p) sum over unjudged i <= k of p^(i-1), "
@@ -276,8 +279,8 @@ def _gm_bpref_finals(ctx: Context) -> Mapping[str, pl.Expr]:
 GM_BPREF = register(
     Measure(
         name="gm_bpref",
-        inputs=frozenset({"judged"}),
-        judged_partials=_bpref_partials,
+        inputs=frozenset({"judgements"}),
+        judgement_partials=_bpref_partials,
         finals=_gm_bpref_finals,
         aggregation="geometric_mean",
         fill=math.log(MIN_GEO_MEAN),

@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import polars as pl
+
 from polars_rankmetrics.kaggle import PRESETS, score_submission
 from polars_rankmetrics.trec import (
     format_trec_eval,
@@ -67,9 +69,15 @@ def _run_kaggle(args: argparse.Namespace) -> int:
 
 def _run_trec(args: argparse.Namespace) -> int:
     def work() -> str:
-        measures = parse_trec_measures(args.measures)
+        parse_trec_measures(args.measures)  # an unknown measure before reading the files
         qrels = read_trec_qrels(args.qrels)
-        run = read_trec_run(args.run)
+        runs = [read_trec_run(path) for path in args.run]
+        several = len(runs) > 1
+        run = (
+            pl.concat([frame.with_columns(_file=pl.lit(f"{i}")) for i, frame in enumerate(runs)])
+            if several
+            else runs[0]
+        )
         table = trec_eval(
             qrels,
             run,
@@ -77,10 +85,11 @@ def _run_trec(args: argparse.Namespace) -> int:
             per_query=args.per_query,
             complete=args.complete,
             relevance_level=args.level,
+            runs="_file" if several else None,
         )
-        wants_runid = any(measure.family == "runid" for measure in measures)
-        run_id = str(run["tag"][0]) if wants_runid and run.height else None
-        return format_trec_eval(table, run_id=run_id)
+        if args.no_summary:
+            table = table.filter(pl.col("query") != "all")
+        return format_trec_eval(table)
 
     return _guarded("trec", work)
 
@@ -125,14 +134,18 @@ def register(subparsers: Any) -> None:
         "(qid iter docno rel) and print measure, query and value as trec_eval does.",
     )
     trec.add_argument("qrels", help="qrels file")
-    trec.add_argument("run", help="run file")
+    trec.add_argument(
+        "run", nargs="+", help="run file; several run files print one block each, in order"
+    )
     trec.add_argument(
         "-m",
         dest="measures",
         action="append",
         metavar="MEASURE",
-        help="measure, repeatable: map, P.5,10, ndcg_cut.10, recip_rank, official, all_trec",
+        help="measure, repeatable, as trec_eval takes it: map, P.5,10, bpref, ndcg.1=3,2=9, "
+        "iprec_at_recall..1,.5, official (default), all_trec, set",
     )
+    trec.add_argument("-n", dest="no_summary", action="store_true", help="no summary (all) lines")
     trec.add_argument("-q", dest="per_query", action="store_true", help="also print per query")
     trec.add_argument(
         "-c", dest="complete", action="store_true", help="average over every qrels query"

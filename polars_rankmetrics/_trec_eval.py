@@ -1,11 +1,14 @@
-"""trec_eval's measures over a run and qrels, and its printed layout.
+"""trec_eval's measures over runs and qrels, and its printed layout.
 
-:func:`trec_eval` computes ``map``, ``P_5``, ``ndcg_cut_10``, ``num_rel_ret``...
-per query and for ``all`` as trec_eval 10.0 does, from the frames of
+:func:`trec_eval` computes every measure trec_eval 10.0 computes from a TREC
+run and qrels (``map``, ``P_5``, ``bpref``, ``infAP``, ``ndcg_rel``,
+``relstring``...) per query and for ``all``, from the frames of
 :func:`polars_rankmetrics.trec.read_trec_run` and
 :func:`polars_rankmetrics.trec.read_trec_qrels`; :func:`format_trec_eval` prints
-them in trec_eval's layout. All three are re-exported by
-:mod:`polars_rankmetrics.trec`, where they are documented for users.
+them in trec_eval's layout. The formulas are in
+:mod:`polars_rankmetrics._trec_measures`; this module parses ``-m`` arguments,
+prepares the ranked, judged rows and averages. All three public functions are
+re-exported by :mod:`polars_rankmetrics.trec`, where they are documented for users.
 """
 
 from __future__ import annotations
@@ -17,117 +20,154 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._textfiles import require_frame_columns
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics._trec_measures import FAMILIES, KEYS, Plan, Request
 
 __all__ = ["TrecMeasure", "format_trec_eval", "parse_trec_measures", "trec_eval"]
 
-
-# trec_eval's measure table order (the order it prints), for the measures the package has
-_ORDER = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "Rprec",
-    "recip_rank",
-    "P",
-    "recall",
-    "ndcg",
-    "ndcg_cut",
-    "map_cut",
-    "success",
+_CUT_LONG, _CUT_DOUBLE, _P_DOUBLE, _P_PAIR, _PLAIN = (
+    "cut_long",
+    "cut_double",
+    "p_double",
+    "p_pair",
+    "plain",
 )
-_CUTOFF_FAMILIES = {
+_LONG_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
+_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+# trec_eval's measure table (measures.c): print order, kind, default parameters
+_TABLE: dict[str, tuple[str, tuple[float, ...]]] = {
+    "runid": (_PLAIN, ()),
+    "num_q": (_PLAIN, ()),
+    "num_ret": (_PLAIN, ()),
+    "num_rel": (_PLAIN, ()),
+    "num_rel_ret": (_PLAIN, ()),
+    "map": (_PLAIN, ()),
+    "gm_map": (_PLAIN, ()),
+    "Rprec": (_PLAIN, ()),
+    "bpref": (_PLAIN, ()),
+    "recip_rank": (_PLAIN, ()),
+    "iprec_at_recall": (_CUT_DOUBLE, _RECALL_LEVELS),
+    "P": (_CUT_LONG, _LONG_CUTOFFS),
+    "relstring": (_P_DOUBLE, (10.0,)),
+    "recall": (_CUT_LONG, _LONG_CUTOFFS),
+    "infAP": (_PLAIN, ()),
+    "gm_bpref": (_PLAIN, ()),
+    "Rprec_mult": (_CUT_DOUBLE, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    "utility": (_P_DOUBLE, (1.0, -1.0, 0.0, 0.0)),
+    "11pt_avg": (_P_DOUBLE, _RECALL_LEVELS),
+    "binG": (_PLAIN, ()),
+    "G": (_P_PAIR, ()),
+    "dcg": (_P_PAIR, ()),
+    "ideal_dcg": (_P_PAIR, ()),
+    "ndcg": (_P_PAIR, ()),
+    "ndcg_rel": (_P_PAIR, ()),
+    "Rndcg": (_P_PAIR, ()),
+    "ndcg_cut": (_CUT_LONG, _LONG_CUTOFFS),
+    "map_cut": (_CUT_LONG, _LONG_CUTOFFS),
+    "relative_P": (_CUT_LONG, _LONG_CUTOFFS),
+    "success": (_CUT_LONG, (1.0, 5.0, 10.0)),
+    "set_P": (_PLAIN, ()),
+    "set_relative_P": (_PLAIN, ()),
+    "set_recall": (_PLAIN, ()),
+    "set_map": (_PLAIN, ()),
+    "set_F": (_P_DOUBLE, (1.0,)),
+    "num_nonrel_judged_ret": (_PLAIN, ()),
+    "rbp": (_P_PAIR, ()),
+    "rbp_resid": (_P_PAIR, ()),
+    "unj": (_CUT_LONG, (5.0, 10.0, 20.0)),
+}
+_OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
+_NICKNAMES = {
+    "official": f"{_OFFICIAL} iprec_at_recall P".split(),
+    "all_trec": (
+        f"{_OFFICIAL} iprec_at_recall P relstring recall unj rbp rbp_resid infAP gm_bpref "
+        "utility 11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
+        "binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
+    ).split(),
+    "set": [
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility"),
+        *("set_P", "set_recall", "set_relative_P", "set_map", "set_F"),
+    ],
+}
+_COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
+_SUMMARY_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")  # trec_eval prints them for all only
+_PER_QUERY_ONLY = ("relstring",)
+# the evaluate() metric with the same value under conventions="trec"
+_METRICS = {
     "P": "precision",
     "recall": "recall",
     "ndcg_cut": "ndcg",
     "map_cut": "map",
     "success": "hit_rate",
 }
-_PLAIN = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg"}
-_COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
-_DEFAULT_CUTOFFS = {"success": (1, 5, 10)}
-_LONG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-# the supported part of trec_eval's default ("official") set and of -m all_trec
-_OFFICIAL = ("runid", *_COUNTS, "map", "Rprec", "recip_rank", "P")
-_ALL_TREC = tuple(_ORDER)
+_PLAIN_METRICS = {
+    "map": "map",
+    "gm_map": "gm_map",
+    "Rprec": "r_precision",
+    "bpref": "bpref",
+    "recip_rank": "mrr",
+    "infAP": "infap",
+    "gm_bpref": "gm_bpref",
+    "11pt_avg": "eleven_pt",
+    "ndcg": "ndcg",
+    "rbp_resid": "rbp_resid(p=0.9)",  # trec_eval's default persistence
+}
+_BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
 @dataclass(frozen=True)
 class TrecMeasure:
-    """One trec_eval measure: its printed name and the package metric behind it.
+    """One value trec_eval prints: its name, family and parameter.
 
     Attributes
     ----------
     name
-        As trec_eval prints it: ``"map"``, ``"P_5"``, ``"ndcg_cut_10"``, ``"num_rel"``.
+        As trec_eval prints it: ``"map"``, ``"P_5"``, ``"iprec_at_recall_0.10"``,
+        ``"ndcg_1=3,2=9"``.
     family
-        The measure without its cutoff: ``"P"``, ``"ndcg_cut"``, ``"num_rel"``.
+        trec_eval's measure: ``"P"``, ``"iprec_at_recall"``, ``"ndcg"``.
     cutoff
-        The cutoff, or None.
+        The cutoff (``P_5``: 5, ``Rprec_mult_0.20``: 0.2), or None.
     metric
-        The :func:`polars_rankmetrics.evaluate` metric string (``"precision@5"``,
-        ``"ndcg@10"``, ``"mrr"``), or None for the counts and ``runid``.
+        The :func:`polars_rankmetrics.evaluate` metric string with the same value
+        under ``conventions="trec"`` (``"precision@5"``, ``"mrr"``), or None.
+    params
+        The parameter text of a parameterised measure (``"2,-1,0,0"`` for
+        ``utility_2,-1,0,0``), or None.
     """
 
     name: str
     family: str
-    cutoff: int | None
+    cutoff: int | float | None
     metric: str | None
+    params: str | None = None
 
 
-def _measure(family: str, cutoff: int | None) -> TrecMeasure:
-    if cutoff is not None:
-        base = _CUTOFF_FAMILIES[family]
-        return TrecMeasure(f"{family}_{cutoff}", family, cutoff, f"{base}@{cutoff}")
-    return TrecMeasure(family, family, None, _PLAIN.get(family))
+def _known() -> str:
+    return ", ".join([*_TABLE, *_NICKNAMES])
 
 
-def _parse_cutoffs(text: str, spec: str) -> list[int]:
-    cutoffs = []
-    for part in text.split(","):
-        try:
-            # trec_eval reads cutoffs as numbers and truncates them (23.4 -> 23)
-            value = int(float(part))
-        except ValueError:
-            raise ValueError(f"cannot read cutoff {part!r} in measure {spec!r}") from None
-        if value < 1:
-            raise ValueError(f"cutoffs must be >= 1, got {part!r} in measure {spec!r}")
-        cutoffs.append(value)
-    return cutoffs
+def _leading_int(text: str, spec: str) -> int:
+    # trec_eval reads cutoffs with atol: the leading integer (23.4 -> 23)
+    match = re.match(r"\s*([+-]?\d+)", text)
+    if not match:
+        raise ValueError(f"cannot read cutoff {text!r} in measure {spec!r}")
+    value = int(match.group(1))
+    if value < 1:
+        raise ValueError(f"cutoffs must be >= 1, got {text!r} in measure {spec!r}")
+    return value
 
 
-def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[TrecMeasure]:
-    """Parse trec_eval ``-m`` arguments into measures, in the order trec_eval prints them.
+def _leading_float(text: str, spec: str) -> float:
+    # trec_eval reads real parameters with atof: the leading number (.25 -> 0.25)
+    match = re.match(r"\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", text)
+    if not match:
+        raise ValueError(f"cannot read number {text!r} in measure {spec!r}")
+    return float(match.group(1))
 
-    Parameters
-    ----------
-    measures
-        Names as trec_eval takes them: ``"map"``, ``"P"`` (default cutoffs),
-        ``"P.5,10"`` (cutoffs; ``"ndcg_cut.23.4"`` truncates to 23 as trec_eval
-        does), ``"official"`` (the default set), ``"all_trec"``; flat names
-        such as ``"P_5"`` are accepted too. ``None``: ``"official"``.
 
-    Returns
-    -------
-    The measures, de-duplicated, cutoffs ascending, in trec_eval's table order.
-
-    Notes
-    -----
-    Supported: ``runid``, ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``,
-    ``map``, ``map_cut``, ``Rprec``, ``recip_rank``, ``P``, ``recall``, ``ndcg``,
-    ``ndcg_cut`` and ``success``. ``"official"`` and ``"all_trec"`` expand to the
-    supported part of trec_eval's sets (no ``bpref``, ``gm_map``, ``iprec_at_recall``...).
-
-    Examples
-    --------
-    >>> [m.name for m in parse_trec_measures(["ndcg_cut.10", "map", "P.5,3"])]
-    ['map', 'P_3', 'P_5', 'ndcg_cut_10']
-    >>> parse_trec_measures("success_5")
-    [TrecMeasure(name='success_5', family='success', cutoff=5, metric='hit_rate@5')]
-    """
+def _requests(measures: str | Sequence[str] | None) -> list[Request]:
+    """trec_eval's -m handling: nicknames, cutoffs, parameters; print order."""
     given = (
         ["official"]
         if measures is None
@@ -135,38 +175,130 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
         if isinstance(measures, str)
         else list(measures)
     )
-    chosen: dict[str, set[int | None]] = {}
+    if not given:
+        raise ValueError(f"no measure given; known measures: {_known()}")
+    marked: set[str] = set()
+    cutoffs: dict[str, set[float]] = {}
+    params: dict[str, str] = {}
     for spec in given:
-        family, _, params = spec.partition(".")
-        flat = re.fullmatch(r"(P|recall|ndcg_cut|map_cut|success)_(\d+)", spec)
+        family, dot, raw = spec.partition(".")
+        flat = re.fullmatch(r"(P|recall|ndcg_cut|map_cut|success|relative_P|unj)_(\d+)", spec)
         if flat:
-            family, params = flat.group(1), flat.group(2)
-        if family in ("official", "all_trec") and not params:
-            for name in _OFFICIAL if family == "official" else _ALL_TREC:
-                chosen.setdefault(name, set()).update(_default_cutoffs(name))
-        elif family in _CUTOFF_FAMILIES:
-            cutoffs = _parse_cutoffs(params, spec) if params else _default_cutoffs(family)
-            chosen.setdefault(family, set()).update(cutoffs)
-        elif family in _ORDER and not params:
-            chosen.setdefault(family, set()).add(None)
+            family, dot, raw = flat.group(1), ".", flat.group(2)
+        if family in _NICKNAMES and not dot:
+            marked.update(_NICKNAMES[family])
+            continue
+        if family not in _TABLE:
+            raise ValueError(f"unknown trec_eval measure {spec!r}; known measures: {_known()}")
+        kind, _ = _TABLE[family]
+        if dot and not raw:
+            raise ValueError(f"measure {spec!r} has an empty parameter list")
+        if dot and kind == _PLAIN:
+            raise ValueError(f"trec_eval measure {family!r} takes no parameters, got {spec!r}")
+        marked.add(family)
+        if not dot:
+            continue
+        if kind == _CUT_LONG:
+            values = [float(_leading_int(part, spec)) for part in raw.split(",")]
+        elif kind == _CUT_DOUBLE:
+            values = [_leading_float(part, spec) for part in raw.split(",")]
         else:
-            known = ", ".join(_ORDER)
-            raise ValueError(
-                f"unsupported trec_eval measure {spec!r}; supported: {known} "
-                "(cutoff measures as 'P.5,10' or 'P_5'), 'official', 'all_trec'"
-            )
+            # trec_eval keeps the first parameter list given for a measure
+            params.setdefault(family, raw)
+            continue
+        if len(set(values)) < len(values):
+            raise ValueError(f"duplicate cutoffs in measure {spec!r}")
+        # cutoff lists given in several -m arguments are merged (trec_eval keeps the first)
+        cutoffs.setdefault(family, set()).update(values)
     return [
-        _measure(family, cutoff)
-        for family in _ORDER
-        if family in chosen
-        for cutoff in sorted(chosen[family], key=lambda c: -1 if c is None else c)
+        _request(family, cutoffs.get(family), params.get(family))
+        for family in _TABLE
+        if family in marked
     ]
 
 
-def _default_cutoffs(family: str) -> list[int | None]:
-    if family in _CUTOFF_FAMILIES:
-        return list(_DEFAULT_CUTOFFS.get(family, _LONG_CUTOFFS))
-    return [None]
+def _request(family: str, cutoffs: set[float] | None, raw: str | None) -> Request:
+    kind, default = _TABLE[family]
+    if kind == _CUT_LONG:
+        cuts = tuple(sorted(cutoffs or default))
+        return Request(family, tuple(f"{family}_{int(c)}" for c in cuts), cutoffs=cuts)
+    if kind == _CUT_DOUBLE:
+        cuts = tuple(sorted(cutoffs or default))
+        return Request(family, tuple(f"{family}_{c:3.2f}" for c in cuts), cutoffs=cuts)
+    name = family if raw is None else f"{family}_{raw}"
+    if kind == _P_DOUBLE:
+        values = default if raw is None else tuple(_leading_float(p, name) for p in raw.split(","))
+        return Request(family, (name,), values=values)
+    if kind == _P_PAIR:
+        pairs: list[tuple[str, float]] = []
+        for part in (raw or "").split(",") if raw else []:
+            key, eq, value = part.partition("=")
+            if not eq or not key:
+                raise ValueError(f"malformed name=value parameters in measure {name!r}")
+            pairs.append((key, _leading_float(value, name)))
+        return Request(family, (name,), pairs=tuple(pairs))
+    return Request(family, (name,))
+
+
+def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[TrecMeasure]:
+    """Parse trec_eval ``-m`` arguments into the values trec_eval prints, in its order.
+
+    Parameters
+    ----------
+    measures
+        Names as trec_eval takes them: ``"map"``, ``"P"`` (default cutoffs),
+        ``"P.5,10"`` (cutoffs; ``"ndcg_cut.23.4"`` truncates to 23 as trec_eval
+        does), ``"iprec_at_recall..10,.5"``, ``"utility.2,-1,0,0"``,
+        ``"ndcg.1=3,2=9"`` (gains), ``"rbp.p=0.8"``, the sets ``"official"``
+        (the default), ``"all_trec"`` and ``"set"``; flat names such as
+        ``"P_5"`` are accepted too. ``None``: ``"official"``.
+
+    Returns
+    -------
+    One :class:`TrecMeasure` per printed value, in trec_eval's table order,
+    cutoffs ascending.
+
+    Raises
+    ------
+    ValueError
+        An unknown measure (the message lists the known ones), parameters on a
+        measure that takes none, an unreadable or non-positive cutoff.
+
+    Notes
+    -----
+    Cutoff lists given for one measure in several arguments are merged
+    (trec_eval keeps only the first); for parameterised measures the first
+    parameter list is used, as in trec_eval. Every measure of trec_eval's
+    ``all_trec`` set is supported, and ``dcg`` and ``ideal_dcg``; the
+    preference (``prefs_*``) and judgement-group (``*_avgjg``) measures, which
+    need other qrels formats, are not.
+
+    Examples
+    --------
+    >>> [m.name for m in parse_trec_measures(["ndcg_cut.10", "map", "P.5,3", "bpref"])]
+    ['map', 'bpref', 'P_3', 'P_5', 'ndcg_cut_10']
+    >>> parse_trec_measures("success_5")
+    [TrecMeasure(name='success_5', family='success', cutoff=5, metric='hit_rate@5', params=None)]
+    >>> [m.name for m in parse_trec_measures(["Rprec_mult.5.0,0.2", "utility.2,-1,0,0"])]
+    ['Rprec_mult_0.20', 'Rprec_mult_5.00', 'utility_2,-1,0,0']
+    """
+    out = []
+    for request in _requests(measures):
+        kind, _ = _TABLE[request.family]
+        if kind in (_CUT_LONG, _CUT_DOUBLE):
+            for name, cut in zip(request.names, request.cutoffs, strict=True):
+                cutoff: int | float = int(cut) if kind == _CUT_LONG else cut
+                base = _METRICS.get(request.family)
+                metric = f"{base}@{cutoff}" if base else None
+                if request.family == "iprec_at_recall":
+                    metric = f"iprec(recall={cutoff:g})"
+                out.append(TrecMeasure(name, request.family, cutoff, metric))
+        else:
+            name = request.names[0]
+            raw = name[len(request.family) + 1 :] if name != request.family else None
+            metric = _PLAIN_METRICS.get(request.family) if raw is None else None
+            out.append(TrecMeasure(name, request.family, None, metric, raw))
+    return out
 
 
 # ---------------------------------------------------------------- evaluation
@@ -174,6 +306,19 @@ def _default_cutoffs(family: str) -> list[int | None]:
 
 def _as_frame(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
+
+def _refuse_repeats(frame: pl.DataFrame, keys: list[str], what: str, shown: list[str]) -> None:
+    # a screen on 64-bit hashes of the keys; the rows are searched only when it fires
+    if frame.select(pl.struct(keys).hash().n_unique()).item() == frame.height:
+        return
+    repeated = frame.filter(pl.len().over(keys) > 1)
+    if repeated.height:
+        example = dict(zip(shown, repeated.row(0), strict=False))
+        raise ValueError(
+            f"{what}: {repeated.height} rows repeat a (query, document) pair, which "
+            f"trec_eval refuses; e.g. {example}"
+        )
 
 
 def trec_eval(
@@ -184,165 +329,392 @@ def trec_eval(
     per_query: bool = False,
     complete: bool = False,
     relevance_level: float = 1,
+    runs: str | None = None,
     user: str = "user",
     item: str = "item",
     score: str | None = "score",
     rank: str = "rank",
     relevance: str | None = "rel",
+    tag: str | None = "tag",
 ) -> pl.DataFrame:
-    r"""Compute trec_eval measures for a run against qrels, in trec_eval's layout.
+    r"""Compute trec_eval's measures for one or more runs against qrels.
 
-    The rank-based measures come from :func:`polars_rankmetrics.evaluate` with
-    ``conventions="trec"`` (AP over all relevant documents, ranks from the
-    score with ties by document id descending); the counts (``num_q``,
-    ``num_ret``, ``num_rel``, ``num_rel_ret``) are computed here.
+    Every measure of trec_eval 10.0's ``all_trec`` set (``map``, ``gm_map``,
+    ``bpref``, ``infAP``, ``iprec_at_recall``, ``Rprec_mult``, ``utility``,
+    ``ndcg_rel``, ``Rndcg``, ``G``, ``relstring``, ``set_F``, ``rbp``, ``unj``...)
+    with trec_eval's parameters, per query and for ``all``; definitions and
+    conventions are in ``docs/trec-measures.md``.
 
     Parameters
     ----------
     qrels, run
         Frames as :func:`read_trec_qrels` and :func:`read_trec_run` return them.
     measures
-        trec_eval ``-m`` names (see :func:`parse_trec_measures`); ``None``:
-        the supported part of trec_eval's default set.
+        trec_eval ``-m`` arguments (see :func:`parse_trec_measures`); ``None``:
+        trec_eval's default (``official``) set.
     per_query
         trec_eval ``-q``: also one row per query and measure.
     complete
-        trec_eval ``-c``: average over every query of the qrels; a query the
-        run lacks scores 0. Default: the queries of both the qrels and the run.
+        trec_eval ``-c``: every query of the qrels counts; a query a run lacks is
+        evaluated as trec_eval does, as one unjudged document (so it scores 0
+        on every measure but ``num_rel`` and a ``utility`` with parameters).
     relevance_level
         trec_eval ``-l``: the lowest grade the binary measures count as
-        relevant. NDCG keeps the raw grades.
+        relevant. The ndcg family, ``rbp`` and ``relstring`` keep the raw grades.
+    runs
+        Column of ``run`` naming the run of each row, to evaluate several runs
+        at once (one block of rows per run, in the order they first appear).
+        ``None``: ``run`` is one run.
     user, item, score, rank, relevance
-        Column roles. ``score=None`` ranks by the ``rank`` column instead of the
-        score; ``relevance=None`` makes every qrels row relevant.
+        Column roles. ``score=None`` orders each query by the ``rank`` column
+        instead of the score; ``relevance=None`` makes every qrels row grade 1.
+    tag
+        Column holding the run's tag (trec_eval's ``runid``); ``None`` or
+        missing: the run's name from ``runs``, else an empty ``runid``.
 
     Returns
     -------
-    Columns ``measure``, ``query`` (the query id, or ``"all"`` for the summary)
-    and ``value`` (Float64): per-query rows first (queries sorted, measures in
-    trec_eval's order), then the ``all`` rows. ``all`` is the mean over the
-    evaluated queries, except ``num_q`` (their number) and the other counts
-    (sums). ``runid`` has no value and is left to :func:`format_trec_eval`.
+    Columns ``runs`` (when given), ``measure``, ``query`` (the query id, or
+    ``"all"``), ``value`` (Float64; null for ``runid`` and ``relstring``) and
+    ``text`` (the ``runid`` tag and ``relstring`` characters; null otherwise),
+    in trec_eval's print order: per run, the per-query rows (queries in byte
+    order, measures in trec_eval's table order), then the ``all`` rows.
+    ``all`` is the mean over the evaluated queries; counts are sums, ``num_q``
+    their number, ``gm_map`` and ``gm_bpref`` geometric means
+    (``exp(mean(log(max(x, 0.00001))))``).
+
+    Raises
+    ------
+    ValueError
+        A missing column, an unknown measure, a (query, document) pair twice,
+        a score that is null or NaN, or a run that shares no query with the
+        qrels.
 
     Notes
     -----
-    Evaluated queries: those with at least one qrels line (judged, even if no
-    document is relevant) and a run (or, with ``complete``, every query of the
-    qrels). A query without relevant documents scores 0 on every measure and
-    counts in the mean, as in trec_eval. Relevant means a grade > 0 and >= the
-    level (trec_eval with ``-l`` <= 0 would also count judged non-relevant
-    documents; that case is not reproduced).
+    Ranking: score descending, ties by document id descending (byte order),
+    as trec_eval; the rank column is ignored unless ``score=None``. Evaluated
+    queries: those of the qrels (any judgement, even only non-relevant) that
+    the run has, or every qrels query with ``complete`` (trec_eval 10.0 itself
+    stops with an error when a qrels query has no results and ``-c`` is not
+    given; trec_eval 9 and pytrec_eval skip it, as here). Documents the qrels
+    list with a negative grade are "pooled but unjudged" (``infAP``,
+    ``bpref``, ``relstring`` '.'). ``runid`` is the ``tag`` of the run's last
+    row (trec_eval prints the tag of the file's last line).
 
     Examples
     --------
     >>> from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
-    >>> qrels = read_trec_qrels(b"q1 0 d1 1\nq1 0 d2 1\nq2 0 d5 1\n")
+    >>> qrels = read_trec_qrels(b"q1 0 d1 1\nq1 0 d2 1\nq1 0 d4 0\nq2 0 d5 1\n")
     >>> run = read_trec_run(b"q1 Q0 d1 1 0.9 r\nq1 Q0 d3 2 0.8 r\nq1 Q0 d2 3 0.7 r\n")
-    >>> trec_eval(qrels, run, ["map", "P.2", "num_q"], per_query=True)
-    shape: (5, 3)
-    ┌─────────┬───────┬──────────┐
-    │ measure ┆ query ┆ value    │
-    │ ---     ┆ ---   ┆ ---      │
-    │ str     ┆ str   ┆ f64      │
-    ╞═════════╪═══════╪══════════╡
-    │ map     ┆ q1    ┆ 0.833333 │
-    │ P_2     ┆ q1    ┆ 0.5      │
-    │ num_q   ┆ all   ┆ 1.0      │
-    │ map     ┆ all   ┆ 0.833333 │
-    │ P_2     ┆ all   ┆ 0.5      │
-    └─────────┴───────┴──────────┘
+    >>> trec_eval(qrels, run, ["map", "P.2", "bpref", "relstring", "num_q"], per_query=True)
+    shape: (8, 4)
+    ┌───────────┬───────┬──────────┬──────┐
+    │ measure   ┆ query ┆ value    ┆ text │
+    │ ---       ┆ ---   ┆ ---      ┆ ---  │
+    │ str       ┆ str   ┆ f64      ┆ str  │
+    ╞═══════════╪═══════╪══════════╪══════╡
+    │ map       ┆ q1    ┆ 0.833333 ┆ null │
+    │ bpref     ┆ q1    ┆ 1.0      ┆ null │
+    │ P_2       ┆ q1    ┆ 0.5      ┆ null │
+    │ relstring ┆ q1    ┆ null     ┆ 1-1  │
+    │ num_q     ┆ all   ┆ 1.0      ┆ null │
+    │ map       ┆ all   ┆ 0.833333 ┆ null │
+    │ bpref     ┆ all   ┆ 1.0      ┆ null │
+    │ P_2       ┆ all   ┆ 0.5      ┆ null │
+    └───────────┴───────┴──────────┴──────┘
 
     With ``complete=True`` (trec_eval ``-c``), q2, which the run lacks, counts as 0:
 
     >>> trec_eval(qrels, run, "map", complete=True)["value"].round(6).to_list()
     [0.416667]
     """
-    chosen = [m for m in parse_trec_measures(measures) if m.family != "runid"]
-    qrels_df = _as_frame(qrels)
-    run_df = _as_frame(run)
+    requests = _requests(measures)
+    judged, ranked = _inputs(
+        _as_frame(qrels),
+        _as_frame(run),
+        runs=runs,
+        user=user,
+        item=item,
+        position=score if score is not None else rank,
+        scored=score is not None,
+        relevance=relevance,
+        tag=tag,
+    )
+    run_names = ranked.select(pl.col("_run").unique(maintain_order=True))["_run"].to_list()
+    run_ids = dict(ranked.group_by("_run").agg(pl.col("_tag").last()).iter_rows())
+    queries = judged.select(pl.col("_user").unique())
+    evaluated = ranked.select("_run", "_user").unique().join(queries, on="_user", how="semi")
+    missing = pl.DataFrame(schema={"_run": pl.String, "_user": pl.String})
+    if complete:
+        every = pl.DataFrame({"_run": run_names}).join(queries, how="cross")
+        missing = every.join(evaluated, on=["_run", "_user"], how="anti")
+    for name in run_names:
+        if not (evaluated["_run"] == name).any() and not (missing["_run"] == name).any():
+            shown = f"run {name!r}" if runs else "the run"
+            raise ValueError(
+                f"{shown} has no query in common with the qrels (trec_eval: no queries "
+                "with both results and relevance info)"
+            )
+    rows = _ranked_rows(judged, ranked, missing, level=relevance_level, scored=score is not None)
+    plan = Plan(judged.lazy(), relevance_level)
+    for request in requests:
+        if request.family != "runid":
+            FAMILIES[request.family](plan, request)
+    table = _reset_missing(_query_table(plan, rows, requests))
+    return _long_table(
+        table,
+        requests,
+        judged,
+        run_names=run_names,
+        run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
+        per_query=per_query,
+        complete=complete,
+        log_scale=plan.log_scale,
+        runs=runs,
+    )
+
+
+def _inputs(
+    qrels: pl.DataFrame,
+    run: pl.DataFrame,
+    *,
+    runs: str | None,
+    user: str,
+    item: str,
+    position: str,
+    scored: bool,
+    relevance: str | None,
+    tag: str | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Checked qrels (_user, item, _grade) and run (_run, _user, item, _order, _tag)."""
     require_frame_columns(
-        qrels_df,
+        qrels,
         {"user": user, "item": item} | ({"relevance": relevance} if relevance else {}),
         "evaluate the qrels",
     )
-    position = score if score is not None else rank
-    require_frame_columns(
-        run_df,
-        {"user": user, "item": item, "score" if score else "rank": position},
-        "evaluate the run",
-    )
+    roles = {"user": user, "item": item, "score" if scored else "rank": position}
+    require_frame_columns(run, roles | ({"runs": runs} if runs else {}), "evaluate the run")
+    if relevance and not qrels.schema[relevance].is_integer():
+        grades = qrels[relevance]
+        if not grades.dtype.is_numeric() or (grades.cast(pl.Float64) % 1 != 0).any():
+            raise ValueError(
+                f"relevance column {relevance!r} must hold integer grades (trec_eval reads "
+                f"integers), got {grades.dtype} values such as {grades.head(3).to_list()}"
+            )
+    bad = run.filter(pl.col(position).is_null() | pl.col(position).cast(pl.Float64).is_nan())
+    if bad.height:
+        raise ValueError(
+            f"{'score' if scored else 'rank'} column {position!r}: {bad.height} rows are null "
+            f"or NaN; e.g. {bad.row(0, named=True)}"
+        )
     # trec_eval compares ids as strings (ties: docno descending by strcmp)
-    ids = [pl.col(user).cast(pl.String).alias("user"), pl.col(item).cast(pl.String).alias("item")]
-    grade = pl.col(relevance).cast(pl.Float64) if relevance else pl.lit(1.0)
-    judged = qrels_df.select(*ids, grade.alias("rel"))
-    ranked = run_df.select(*ids, pl.col(position).alias(position))
-    queries = judged.select("user").unique()
-    if not complete:
-        queries = queries.join(ranked.select("user").unique(), on="user", how="semi")
-    ranked = ranked.join(queries, on="user", how="semi")
+    judged = qrels.select(
+        pl.col(user).cast(pl.String).alias("_user"),
+        pl.col(item).cast(pl.String).alias("item"),
+        (pl.col(relevance).cast(pl.Int64) if relevance else pl.lit(1, pl.Int64)).alias("_grade"),
+    )
+    _refuse_repeats(judged, ["_user", "item"], "qrels", ["query", "document", "grade"])
+    has_tag = tag is not None and tag in run.columns
+    ranked = run.select(
+        (pl.col(runs).cast(pl.String) if runs else pl.lit("", pl.String)).alias("_run"),
+        pl.col(user).cast(pl.String).alias("_user"),
+        pl.col(item).cast(pl.String).alias("item"),
+        pl.col(position).cast(pl.Float64).alias("_order"),
+        (pl.col(tag).cast(pl.String) if has_tag and tag else pl.lit(None, pl.String)).alias("_tag"),
+    )
+    _refuse_repeats(ranked, ["_run", "_user", "item"], "run", ["run", "query", "document"])
+    return judged, ranked
 
-    relevant = judged.filter((pl.col("rel") > 0) & (pl.col("rel") >= relevance_level))
-    table = (
-        queries.join(ranked.group_by("user").agg(pl.len().alias("num_ret")), on="user", how="left")
-        .join(relevant.group_by("user").agg(pl.len().alias("num_rel")), on="user", how="left")
-        .join(
-            ranked.join(relevant, on=["user", "item"], how="semi")
-            .group_by("user")
-            .agg(pl.len().alias("num_rel_ret")),
-            on="user",
-            how="left",
+
+def _ranked_rows(
+    judged: pl.DataFrame,
+    ranked: pl.DataFrame,
+    missing: pl.DataFrame,
+    *,
+    level: float,
+    scored: bool,
+) -> pl.LazyFrame:
+    """One row per retrieved document of an evaluated query: rank, code, relevance."""
+    rows = (
+        ranked.lazy()
+        .join(judged.lazy().select("_user").unique(), on="_user", how="semi")
+        # trec_eval's order: score descending, then document id descending
+        .sort(["_run", "_user", "_order", "item"], descending=[False, False, scored, True])
+        .with_columns(
+            _rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS),
+            _missing=pl.lit(value=False),
+        )
+        .select(*KEYS, "item", "_rank", "_missing")
+    )
+    if missing.height:
+        # trec_eval -c ranks a missing query as one document, then resets a few values
+        bogus = missing.lazy().select(
+            *KEYS,
+            pl.lit(_BOGUS_DOCNO).alias("item"),
+            pl.lit(1, pl.Int64).alias("_rank"),
+            pl.lit(value=True).alias("_missing"),
+        )
+        rows = pl.concat([rows, bogus])
+    grade = pl.col("_grade")
+    stats = (
+        judged.lazy()
+        .group_by("_user")
+        .agg(
+            ((grade >= 0) & (grade >= level)).sum().alias("_R"),
+            ((grade >= 0) & (grade < level)).sum().alias("_NN"),
+            (grade.filter(grade >= 0).max() + 1).fill_null(0).alias("_L"),
         )
     )
-    metric_measures = [m for m in chosen if m.metric is not None]
-    if metric_measures and ranked.height:
-        scores = evaluate(
-            ranked,
-            judged,
-            [m.metric for m in metric_measures if m.metric is not None],
-            score=score,
-            rank=position if score is None else "rank",
-            relevance="rel",
-            relevance_level=relevance_level,
-            per_user=True,
-            users_without_recs="zero" if complete else "exclude",
-            conventions="trec",
-        ).rename({m.metric: m.name for m in metric_measures if m.metric is not None})
-        table = table.join(scores, on="user", how="left")
-    missing = [pl.lit(0.0).alias(m.name) for m in metric_measures if m.name not in table.columns]
-    table = table.with_columns(missing).with_columns(pl.exclude("user").fill_null(0))
+    return (
+        rows.join(judged.lazy(), on=["_user", "item"], how="left", maintain_order="left")
+        .with_columns(
+            _code=pl.when(grade.is_null())
+            .then(-1)
+            .when(grade < 0)
+            .then(-2)
+            .otherwise(grade)
+            .cast(pl.Int64)
+        )
+        .with_columns(_rel=pl.col("_code") >= level)
+        .join(stats, on="_user", how="left", maintain_order="left")
+    )
 
-    per_query_names = [m.name for m in chosen if m.family != "num_q"]
-    means = [
-        (pl.col(name).sum() if name in _COUNTS else pl.col(name).mean()).fill_null(0)
-        for name in per_query_names
+
+def _query_table(plan: Plan, rows: pl.LazyFrame, requests: list[Request]) -> pl.DataFrame:
+    """One row per (run, query), one column per printed name."""
+    for join in plan.row_joins.values():
+        rows = join(rows)
+    if plan.row_joins:
+        # the row columns are running sums down each ranked list
+        rows = rows.sort(*KEYS, "_rank")
+    for name, expr in plan.rows.items():
+        rows = rows.with_columns(expr.alias(name))
+    aggs = [expr.alias(name) for name, expr in plan.aggs.items()]
+    frame = rows.group_by(KEYS).agg(*aggs, pl.col("_missing").first())
+    for after in plan.after.values():
+        frame = after(frame, rows)
+    names = [name for request in requests for name in request.names if request.family != "runid"]
+    finals = {**plan.final, **plan.text}
+    return frame.select(*KEYS, "_missing", *[finals[name].alias(name) for name in names]).collect()
+
+
+def _reset_missing(table: pl.DataFrame) -> pl.DataFrame:
+    """trec_eval -c: after the stand-in ranking of a missing query, these are reset."""
+    resets = [
+        pl.when(pl.col("_missing"))
+        .then(pl.lit("") if name == "relstring" else pl.lit(0.0))
+        .otherwise(pl.col(name))
+        .alias(name)
+        for name in table.columns
+        if name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj_")
     ]
-    summary = table.select(
-        *([pl.len().alias("num_q")] if any(m.family == "num_q" for m in chosen) else []),
-        *means,
-    ).with_columns(pl.lit("all").alias("user"))
-    order = {m.name: i for i, m in enumerate(chosen)}
-    parts = [summary]
-    # num_q alone has no per-query line (trec_eval -q prints it under "all" only)
-    if per_query and per_query_names:
-        parts.insert(0, table.select("user", *per_query_names).sort("user"))
-    long = [
-        part.with_columns(pl.exclude("user").cast(pl.Float64))
-        .with_row_index("__query")
-        .unpivot(index=["__query", "user"], variable_name="measure", value_name="value")
-        .with_columns(pl.col("measure").replace_strict(order, return_dtype=pl.UInt32).alias("__m"))
-        .sort("__query", "__m")
-        .select("measure", pl.col("user").alias("query"), "value")
-        for part in parts
-    ]
-    return pl.concat(long)
+    return table.with_columns(resets) if resets else table
+
+
+def _long_table(
+    table: pl.DataFrame,
+    requests: list[Request],
+    judged: pl.DataFrame,
+    *,
+    run_names: list[str],
+    run_ids: dict[str, str | None],
+    per_query: bool,
+    complete: bool,
+    log_scale: set[str],
+    runs: str | None,
+) -> pl.DataFrame:
+    order: list[tuple[str, str]] = [(r.family, name) for r in requests for name in r.names]
+    text_names = {name for family, name in order if family == "relstring"}
+    numeric = [name for family, name in order if family not in ("runid", "relstring")]
+    # trec_eval -c counts every relevant qrels line for the total num_rel (grade > 0)
+    all_relevant = float((judged["_grade"] > 0).sum())
+    summaries = []
+    for family, name in order:
+        if family in _PER_QUERY_ONLY or family == "runid":
+            continue
+        column = pl.col(name)
+        if family == "num_q":
+            expr = pl.len().cast(pl.Float64)
+        elif family == "num_rel" and complete:
+            expr = pl.lit(all_relevant)
+        elif family in _COUNTS:
+            expr = column.sum()
+        elif name in log_scale:
+            expr = column.mean().exp()
+        else:
+            expr = column.mean()
+        summaries.append(expr.alias(name))
+    runs_order = pl.DataFrame({"_run": run_names}).with_row_index("_run_idx")
+    summary = runs_order.join(
+        table.group_by("_run").agg(summaries) if summaries else table.select("_run").unique(),
+        on="_run",
+        how="left",
+    ).with_columns(_user=pl.lit("all"), _section=pl.lit(1, pl.UInt8))
+    positions = {name: i for i, (_, name) in enumerate(order)}
+    parts = [_unpivot(summary, [n for n in numeric if n in summary.columns], "value")]
+    if any(family == "runid" for family, _ in order):
+        parts.append(
+            runs_order.with_columns(
+                _user=pl.lit("all"),
+                _section=pl.lit(1, pl.UInt8),
+                measure=pl.lit("runid"),
+                text=pl.col("_run").replace_strict(run_ids, return_dtype=pl.String),
+            )
+        )
+    if per_query:
+        detail = table.join(runs_order, on="_run").with_columns(_section=pl.lit(0, pl.UInt8))
+        printed = [name for family, name in order if family not in _SUMMARY_ONLY]
+        parts.append(_unpivot(detail, [n for n in printed if n not in text_names], "value"))
+        parts.append(_unpivot(detail, [n for n in printed if n in text_names], "text"))
+    parts = [part for part in parts if part.height]
+    if not parts:  # relstring alone, without per-query rows
+        parts = [
+            pl.DataFrame(
+                schema={
+                    "_run": pl.String,
+                    "_run_idx": pl.UInt32,
+                    "_user": pl.String,
+                    "_section": pl.UInt8,
+                    "measure": pl.String,
+                }
+            )
+        ]
+    long = (
+        pl.concat(parts, how="diagonal_relaxed")
+        .with_columns(_m=pl.col("measure").replace_strict(positions, return_dtype=pl.UInt32))
+        .sort("_run_idx", "_section", "_user", "_m")
+    )
+    columns = [pl.col("measure"), pl.col("_user").alias("query")]
+    return long.select(
+        *([pl.col("_run").alias(runs)] if runs else []),
+        *columns,
+        (pl.col("value") if "value" in long.columns else pl.lit(None))
+        .cast(pl.Float64)
+        .alias("value"),
+        (pl.col("text") if "text" in long.columns else pl.lit(None)).cast(pl.String).alias("text"),
+    )
+
+
+def _unpivot(frame: pl.DataFrame, names: list[str], value_name: str) -> pl.DataFrame:
+    if not names:
+        return pl.DataFrame()
+    return frame.unpivot(
+        on=names,
+        index=["_run", "_run_idx", "_user", "_section"],
+        variable_name="measure",
+        value_name=value_name,
+    )
 
 
 def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
     r"""Format :func:`trec_eval` rows as trec_eval prints them.
 
-    One line per row, ``measure`` padded to 22 characters, a tab, the query,
-    a tab and the value: counts as integers, everything else with 4 decimals.
-    With ``run_id``, the ``runid`` line opens the ``all`` section.
+    One line per row: ``measure`` padded to 22 characters, a tab, the query, a
+    tab and the value: counts as integers, ``relstring`` in quotes, ``runid``
+    as its tag, everything else with 4 decimals (``%6.4f``). Rows of several
+    runs print one block after the other. ``run_id`` adds a ``runid`` line
+    before the first ``all`` row when the table has none.
 
     Examples
     --------
@@ -354,13 +726,24 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
     num_q                  | all | 3
     map                    | all | 0.1785
     """
+    has_text = "text" in table.columns
+    columns = ["measure", "query", "value", *(["text"] if has_text else [])]
     lines = []
-    wrote_runid = run_id is None
-    for measure, query, value in table.select("measure", "query", "value").iter_rows():
+    wrote_runid = run_id is None or (table["measure"] == "runid").any()
+    for row in table.select(columns).iter_rows():
+        measure, query, value = row[0], row[1], row[2]
+        text = row[3] if has_text else None
         if not wrote_runid and query == "all":
             lines.append(f"{'runid':<22}\tall\t{run_id}")
             wrote_runid = True
-        shown = f"{int(value)}" if measure in _COUNTS else f"{value:.4f}"
+        if measure == "runid":
+            shown = text or ""
+        elif text is not None:
+            shown = f"'{text}'"
+        elif measure in _COUNTS:
+            shown = f"{int(value)}"
+        else:
+            shown = f"{value:6.4f}"
         lines.append(f"{measure:<22}\t{query}\t{shown}")
     if not wrote_runid:
         lines.append(f"{'runid':<22}\tall\t{run_id}")

@@ -38,8 +38,12 @@ from polars_rankmetrics._measures._registry import (
     HIT_INDEX,
     IDEAL_RANK,
     MAX_GRADE,
+    N_NONRELEVANT,
     N_RELEVANT,
+    NONRELEVANT_ABOVE,
     RELEVANT,
+    RELEVANT_ABOVE,
+    UNJUDGED_ABOVE,
     Aggregation,
     Context,
     Measure,
@@ -819,6 +823,11 @@ def _per_user(
         tables.append((_judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
     if "list" in inputs:
         tables.append((ranked, "list_partials"))
+    if "judgements" in inputs:
+        judgements = _judgements_table(
+            ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, user_keys=user_keys
+        )
+        tables.append((judgements, "judgement_partials"))
     for table, kind in tables:
         partials = {
             partial.name: partial
@@ -849,6 +858,53 @@ def _judged_table(
     on = [*truth_spec.shared_by, spec.user, spec.item]
     non_relevant = truth.filter(pl.col(truth_spec.relevance).cast(pl.Float64) <= 0).select(on)
     return non_relevant.join(ranked, on=on, how="inner")
+
+
+def _judgements_table(
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    truth_stats: pl.LazyFrame,
+    *,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    user_keys: Sequence[str],
+) -> pl.LazyFrame:
+    """Every judged recommendation (any grade), with running judgement counts down its list.
+
+    Built only for trec_eval's judgement-based measures (input ``"judgements"``:
+    bpref, infAP): trec_eval tells judged non-relevant documents (grade >= 0,
+    not relevant) from pooled-but-unjudged ones (negative grade).
+    """
+    grade = (
+        pl.lit(1.0)
+        if truth_spec.relevance is None
+        else pl.col(truth_spec.relevance).cast(pl.Float64)
+    )
+    relevant = pl.col(GRADE) > 0
+    if truth_spec.relevance_level is not None:
+        relevant = relevant & (pl.col(GRADE) >= truth_spec.relevance_level)
+    labeled = truth.select(*user_keys, spec.item, grade.alias(GRADE)).with_columns(
+        relevant.alias(RELEVANT)
+    )
+    nonrelevant = (pl.col(GRADE) >= 0) & ~pl.col(RELEVANT)
+    counts = labeled.group_by(user_keys).agg(nonrelevant.sum().alias(N_NONRELEVANT))
+    rows = (
+        labeled.join(ranked, on=[*user_keys, spec.item], how="inner")
+        .join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+        .join(counts, on=user_keys, how="left")
+        # the running counts go down each list
+        .sort([*spec.list_keys, spec.rank])
+    )
+
+    def running(flag: pl.Expr) -> pl.Expr:
+        return flag.cast(pl.UInt32).cum_sum().over(spec.list_keys)
+
+    return rows.with_columns(
+        running(pl.col(RELEVANT)).alias(RELEVANT_ABOVE),
+        running(nonrelevant).alias(NONRELEVANT_ABOVE),
+        running(pl.col(GRADE) < 0).alias(UNJUDGED_ABOVE),
+        pl.col(N_RELEVANT).fill_null(0),
+    )
 
 
 def _ideal_name(k: int | None) -> str:

@@ -1,15 +1,14 @@
-"""trec_eval's own test suite: reproduce what trec_eval 10.0 printed, from the same files.
+"""trec_eval's own test suite: print what trec_eval 10.0 printed, from the same files.
 
-The inputs and expected outputs live beside the repository, in
-``../shared/conformance/trec_eval/`` (see its README); they are read in place.
-Every measure there that the package supports is compared, per query and for
-``all``, to the 4 printed decimals.
+The inputs and expected outputs are in ``tests/data/trec_eval/`` (see its README,
+which gives trec_eval's command line for each expected file). Every line of
+every expected file is compared: same measures, queries and order, counts,
+``runid`` and ``relstring`` exactly, numbers to trec_eval's 4 printed decimals.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -24,21 +23,9 @@ from polars_rankmetrics.trec import (
     read_trec_run,
     trec_eval,
 )
+from tests import trec_textbook
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "trec_eval"
-
-pytestmark = pytest.mark.skipif(
-    not DATA.is_dir(),
-    reason=f"trec_eval conformance data not found at {DATA} "
-    "(CI clones the repository with shared/ beside it)",
-)
-
-# the measures of the expected files that the package computes
-SUPPORTED = re.compile(
-    r"(runid|num_q|num_ret|num_rel|num_rel_ret|map|map_cut_\d+|P_\d+|recall_\d+|recip_rank"
-    r"|ndcg|ndcg_cut_\d+|Rprec|success_\d+)"
-)
-COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
+DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 
 @dataclass(frozen=True)
@@ -46,151 +33,146 @@ class Case:
     expected: str
     qrels: str
     run: str
-    measures: list[str] | None = None
-    per_query: bool = False
-    complete: bool = False
-    level: int = 1
-    cli: list[str] = field(default_factory=list)
+    args: tuple[str, ...] = ()  # trec_eval's options, as the README gives them
 
 
+MEAS_PARAMS = (
+    "-q",
+    "-miprec_at_recall..10,.20,.25,.75,.50",
+    "-m",
+    "P.5,7,3",
+    "-m",
+    "recall.20,2000",
+    "-m",
+    "Rprec_mult.5.0,0.2,0.35",
+    "-mutility.2,-1,0,0",
+    "-m",
+    "11pt_avg..25,.5,.75",
+    "-mndcg.1=3,2=9,4=4.5",
+    "-mndcg_cut.10,20,23.4",
+    "-msuccess.2,5,20",
+)
 CASES = {
-    # trec_eval qrels.test results.test (official measures)
     "official": Case("out.test", "qrels.test", "results.test"),
-    # -m all_trec -q
-    "all_trec": Case(
-        "out.test.aq",
-        "qrels.test",
-        "results.test",
-        ["all_trec"],
-        per_query=True,
-        cli=["-m", "all_trec", "-q"],
-    ),
-    # -m all_trec -q -c, topic 302 missing from the run
-    "complete": Case(
-        "out.test.aqc",
-        "qrels.test",
-        "results.trunc",
-        ["all_trec"],
-        per_query=True,
-        complete=True,
-        cli=["-m", "all_trec", "-q", "-c"],
-    ),
-    # -m all_trec -q -l2 on graded qrels (-1..4)
+    "all_trec": Case("out.test.aq", "qrels.test", "results.test", ("-m", "all_trec", "-q")),
+    # topic 302 is missing from the run
+    "complete": Case("out.test.aqc", "qrels.test", "results.trunc", ("-m", "all_trec", "-q", "-c")),
+    # graded qrels (-1..4), relevance level 2
     "level2": Case(
         "out.test.aql",
         "qrels.rel_level",
         "results.test",
-        ["all_trec"],
-        per_query=True,
-        level=2,
-        cli=["-m", "all_trec", "-q", "-l", "2"],
+        ("-m", "all_trec", "-mrelstring.20", "-q", "-l2"),
     ),
-    # custom cutoffs (the unsupported measures of that command are left out)
-    "cutoffs": Case(
-        "out.test.meas_params",
-        "qrels.test",
-        "results.test",
-        ["P.5,7,3", "recall.20,2000", "ndcg_cut.10,20,23.4", "success.2,5,20"],
-        per_query=True,
-        cli=[
-            "-q",
-            "-mP.5,7,3",
-            "-m",
-            "recall.20,2000",
-            "-mndcg_cut.10,20,23.4",
-            "-m",
-            "success.2,5,20",
-        ],
-    ),
-    # doc ids containing '#', 301 run topics of which 31 judged, one without relevant docs
+    "params": Case("out.test.meas_params", "qrels.test", "results.test", MEAS_PARAMS),
+    # doc ids containing '#', 301 run topics of which 31 judged
     "comment": Case("out.comment.test", "qrels.comment.test", "results.comment.test"),
 }
+COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 
 
 def expected_lines(case: Case) -> list[str]:
-    """The lines trec_eval printed for the measures the package supports."""
-    text = (DATA / "expected" / case.expected).read_text()
-    return [line for line in text.splitlines() if SUPPORTED.fullmatch(line.split("\t")[0].strip())]
+    return (DATA / "expected" / case.expected).read_text().splitlines()
 
 
-def expected_table(case: Case) -> pl.DataFrame:
-    rows = [line.split("\t") for line in expected_lines(case)]
-    return pl.DataFrame(
-        [(m.strip(), q, v) for m, q, v in rows if m.strip() != "runid"],
-        schema=["measure", "query", "printed"],
-        orient="row",
-    )
+def assert_same_lines(got: list[str], expected: list[str]) -> None:
+    """Line for line: same names and queries; numbers to the printed 4 decimals."""
+    assert len(got) == len(expected)
+    for line, wanted in zip(got, expected, strict=True):
+        name, query, value = line.split("\t")
+        want_name, want_query, want_value = wanted.split("\t")
+        assert (name, query) == (want_name, want_query), line
+        measure = name.strip()
+        if measure in COUNTS or measure == "runid" or measure.startswith("relstring"):
+            assert value == want_value, line
+        else:
+            assert "." in value, line
+            assert float(value) == pytest.approx(float(want_value), abs=5e-5), line
 
 
-def compute(case: Case) -> pl.DataFrame:
+def test_expected_files_hold_1309_lines() -> None:
+    assert sum(len(expected_lines(case)) for case in CASES.values()) == 1309
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_cli_prints_every_line_trec_eval_printed(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = CASES[name]
+    status = cli.main(["trec", *case.args, str(DATA / case.qrels), str(DATA / case.run)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert_same_lines(captured.out.splitlines(), expected_lines(case))
+
+
+def python_call(case: Case) -> pl.DataFrame:
+    """The same evaluation through the Python function, options spelled out."""
+    args = list(case.args)
+    measures = [(arg[2:] or args[i + 1]) for i, arg in enumerate(args) if arg.startswith("-m")]
+    level = next((int(arg[2:]) for arg in args if arg.startswith("-l")), 1)
     return trec_eval(
         read_trec_qrels(DATA / case.qrels),
         read_trec_run(DATA / case.run),
-        case.measures,
-        per_query=case.per_query,
-        complete=case.complete,
-        relevance_level=case.level,
+        measures or None,
+        per_query="-q" in args,
+        complete="-c" in args,
+        relevance_level=level,
     )
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_every_supported_measure_matches(name: str) -> None:
+def test_python_function_gives_every_value(name: str) -> None:
     case = CASES[name]
-    expected = expected_table(case)
-    got = compute(case)
-    assert got.height == expected.height > 0
-    joined = expected.join(got, on=["measure", "query"], how="left")
-    assert joined["value"].null_count() == 0, joined.filter(pl.col("value").is_null())
-    for measure, query, printed, value in joined.iter_rows():
-        if measure in COUNTS:
-            assert value == int(printed), (measure, query)
-        else:
-            assert value == pytest.approx(float(printed), abs=5e-5), (measure, query)
+    table = python_call(case)
+    assert_same_lines(format_trec_eval(table).splitlines(), expected_lines(case))
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_printed_layout_is_trec_evals(name: str) -> None:
+def test_textbook_prints_every_line_trec_eval_printed(name: str) -> None:
+    # the oracle of the property tests is itself checked against trec_eval's output
     case = CASES[name]
-    run = read_trec_run(DATA / case.run)
-    wants_runid = any(m.family == "runid" for m in parse_trec_measures(case.measures))
-    text = format_trec_eval(compute(case), run_id=run["tag"][0] if wants_runid else None)
-    assert text.splitlines() == expected_lines(case)
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_cli_prints_what_trec_eval_printed(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    case = CASES[name]
-    status = cli.main(["trec", *case.cli, str(DATA / case.qrels), str(DATA / case.run)])
-    captured = capsys.readouterr()
-    assert status == 0, captured.err
-    assert captured.out.splitlines() == expected_lines(case)
+    args = list(case.args)
+    measures = [(arg[2:] or args[i + 1]) for i, arg in enumerate(args) if arg.startswith("-m")]
+    run, run_id = trec_textbook.read_run((DATA / case.run).read_text())
+    lines = trec_textbook.trec_eval_lines(
+        trec_textbook.read_qrels((DATA / case.qrels).read_text()),
+        run,
+        run_id,
+        measures or None,
+        per_query="-q" in args,
+        complete="-c" in args,
+        level=next((int(arg[2:]) for arg in args if arg.startswith("-l")), 1),
+    )
+    assert_same_lines(lines, expected_lines(case))
 
 
 def test_per_query_cases_cover_every_query() -> None:
-    # -q prints each judged topic with a run; -c adds the missing topic 302 with zeros
-    table = expected_table(CASES["complete"])
+    # -q prints each judged topic with a run; -c adds the missing topic 302
+    table = python_call(CASES["complete"])
     assert sorted(set(table["query"])) == ["301", "302", "303", "all"]
-    assert table.filter((pl.col("query") == "302") & (pl.col("measure") == "num_ret"))[
-        "printed"
-    ].to_list() == ["0"]
+    missing = table.filter(pl.col("query") == "302")
+    assert missing.filter(pl.col("measure") == "num_ret")["value"].to_list() == [0.0]
+    assert missing.filter(pl.col("measure") == "relstring")["text"].to_list() == [""]
+
+
+def test_several_runs_print_one_block_each(capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["all_trec"]
+    files = [str(DATA / case.qrels), str(DATA / "results.test"), str(DATA / "results.trunc")]
+    assert cli.main(["trec", "-m", "all_trec", "-q", *files]) == 0
+    out = capsys.readouterr().out.splitlines()
+    first = expected_lines(case)
+    assert_same_lines(out[: len(first)], first)
+    second = out[len(first) :]
+    # results.trunc lacks topic 302: its block has 301 and 303 only
+    assert {line.split("\t")[1] for line in second} == {"301", "303", "all"}
+    assert "num_q                 \tall\t2" in second
 
 
 # ------------------------------------------------ evaluate(conventions="trec") directly
 
-RANKED = {
-    "map": "map",
-    "Rprec": "r_precision",
-    "recip_rank": "mrr",
-    "P_5": "precision@5",
-    "P_100": "precision@100",
-    "recall_1000": "recall@1000",
-    "ndcg": "ndcg",
-    "ndcg_cut_10": "ndcg@10",
-    "map_cut_30": "map@30",
-    "success_5": "hit_rate@5",
-}
-
+# the evaluate() options that give trec_eval's -c and -l
 DIRECT = {
+    "official": {},
     "all_trec": {},
     "level2": {"relevance_level": 2},
     "complete": {"users_without_recs": "zero"},
@@ -199,22 +181,26 @@ DIRECT = {
 
 
 @pytest.mark.parametrize("name", list(DIRECT))
-def test_evaluate_trec_conventions_give_trec_evals_means(name: str) -> None:
+def test_metric_strings_of_trec_measures_give_trec_evals_means(name: str) -> None:
+    # every printed measure with an evaluate() twin (TrecMeasure.metric) gives its mean
     case = CASES[name]
+    args = list(case.args)
+    given = [(arg[2:] or args[i + 1]) for i, arg in enumerate(args) if arg.startswith("-m")]
+    twins = {m.name: m.metric for m in parse_trec_measures(given or None) if m.metric}
     expected = {
-        measure: float(printed)
-        for measure, query, printed in expected_table(case).iter_rows()
-        if query == "all" and measure in RANKED
+        line.split("\t")[0].strip(): float(line.split("\t")[2])
+        for line in expected_lines(case)
+        if line.split("\t")[1] == "all" and line.split("\t")[0].strip() in twins
     }
-    assert expected
+    assert len(expected) == len(twins) >= 25
     got = prm.evaluate(
         read_trec_run(DATA / case.run),
         read_trec_qrels(DATA / case.qrels),
-        [RANKED[measure] for measure in expected],
+        list(twins.values()),
         score="score",
         relevance="rel",
         conventions="trec",
         **DIRECT[name],  # type: ignore[arg-type]
     )
     for measure, printed in expected.items():
-        assert got[RANKED[measure]][0] == pytest.approx(printed, abs=5e-5), measure
+        assert got[twins[measure]][0] == pytest.approx(printed, abs=5e-5), measure

@@ -21,7 +21,8 @@ import polars_rankmetrics as prm
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
-USER_PAGES = [page for page in PAGES if page.name != "DESIGN.md"]
+# DESIGN.md and REGISTRY.md are for contributors, excluded from the site (mkdocs.yml)
+USER_PAGES = [page for page in PAGES if page.name not in ("DESIGN.md", "REGISTRY.md")]
 EXAMPLE_PAGES = [page for page in USER_PAGES if ">>>" in page.read_text()]
 DOCS_PACKAGES = (
     "mkdocs",

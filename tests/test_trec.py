@@ -259,17 +259,23 @@ def test_measure_sets() -> None:
     assert official[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
     assert official[-9:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
     every = [m.name for m in parse_trec_measures("all_trec")]
-    assert every[-3:] == ["success_1", "success_5", "success_10"]
-    assert len(every) == 9 + 4 * 9 + 3  # 9 plain measures, 4 families x 9 cutoffs, success
+    assert every[-3:] == ["unj_5", "unj_10", "unj_20"]
+    # 28 single values, 5 families x 9 cutoffs, 11 + 10 recall levels and R multiples,
+    # success and unj x 3
+    assert len(every) == 28 + 5 * 9 + 11 + 10 + 3 + 3
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("bpref", "unsupported trec_eval measure 'bpref'"),
+        ("foo", "unknown trec_eval measure 'foo'; known measures: runid, num_q, "),
+        ("prefs_simp", "unknown trec_eval measure 'prefs_simp'"),
         ("P.x", "cannot read cutoff 'x'"),
         ("P.0", "cutoffs must be >= 1"),
-        ("map.5", "unsupported"),
+        ("P.", "empty parameter list"),
+        ("P.5,5", "duplicate cutoffs"),
+        ("map.5", "'map' takes no parameters"),
+        ("ndcg.1:3", "malformed name=value"),
     ],
 )
 def test_unsupported_measures_are_refused(spec: str, message: str) -> None:
@@ -294,7 +300,7 @@ def test_trec_eval_by_hand() -> None:
         ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "P.2", "recip_rank", "ndcg"],
         per_query=True,
     )
-    values = {(m, q): v for m, q, v in table.iter_rows()}
+    values = {(m, q): v for m, q, v in table.select("measure", "query", "value").iter_rows()}
     # q1 ranked [d2 (rel 0), d3 (unjudged), d1 (rel 2)]; d4 (rel 1) not retrieved
     assert values["map", "q1"] == pytest.approx((1 / 3) / 2)
     assert values["P_2", "q1"] == 0.0
@@ -325,12 +331,13 @@ def test_trec_eval_per_query_layout_and_format() -> None:
     qrels, run = hand_case()
     table = trec_eval(qrels, run, ["P.1", "num_q", "runid"], per_query=True)
     assert table.rows() == [
-        ("P_1", "q1", 0.0),
-        ("P_1", "q2", 0.0),
-        ("num_q", "all", 2.0),
-        ("P_1", "all", 0.0),
+        ("P_1", "q1", 0.0, None),
+        ("P_1", "q2", 0.0, None),
+        ("runid", "all", None, "tag"),
+        ("num_q", "all", 2.0, None),
+        ("P_1", "all", 0.0, None),
     ]
-    text = format_trec_eval(table, run_id="tag")
+    text = format_trec_eval(table)
     assert text.splitlines()[2:4] == [
         "runid                 \tall\ttag",
         "num_q                 \tall\t2",
@@ -396,7 +403,7 @@ def test_agrees_with_pytrec_eval_on_random_runs(level: int) -> None:
     )
     per_query = ours.filter(pl.col("query") != "all")
     assert per_query["query"].n_unique() == len(theirs) > 20
-    for measure, query, value in per_query.iter_rows():
+    for measure, query, value in per_query.select("measure", "query", "value").iter_rows():
         assert value == pytest.approx(theirs[query][measure], abs=1e-9), (measure, query)
 
 
@@ -436,8 +443,9 @@ def test_cli_trec_default_measures_and_errors(
     err = capsys.readouterr().err
     assert err.startswith("rankmetrics trec: error: ")
     assert "line 1" in err
-    assert cli.main(["trec", "-m", "bpref", str(qrels), str(run)]) == 2
-    assert "unsupported trec_eval measure" in capsys.readouterr().err
+    # an unknown measure is refused before the files are read
+    assert cli.main(["trec", "-m", "bpref", "-m", "foo", str(qrels), str(run)]) == 2
+    assert "unknown trec_eval measure 'foo'; known measures: " in capsys.readouterr().err
 
 
 def test_rankmetrics_script_runs_trec(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from polars_rankmetrics._measures import (
     r_precision,
     recall,
     reciprocal_rank,
+    trec,
 )
 from polars_rankmetrics._measures._registry import (
     Context,
@@ -46,4 +47,4 @@ __all__ = [
 
 # the family modules register their measures when imported
 del average_precision, err, f1, fbeta, hit_rate, judged, mean_rank, ndcg, pooled_recall, precision
-del r_precision, recall, reciprocal_rank
+del r_precision, recall, reciprocal_rank, trec

@@ -39,6 +39,15 @@ The tables a measure reads (``inputs``):
 ``"list"``
     Every row of the ranked cut (position ``ctx.rank``), read by
     ``list_partials`` (e.g. the list's length within the cutoff).
+``"judgements"``
+    Every truth row (any grade, negative grades included) recommended within
+    the largest cutoff, sorted by list and position, with :data:`GRADE`,
+    :data:`RELEVANT`, :data:`N_RELEVANT`, :data:`N_NONRELEVANT` (the user's
+    judged non-relevant items: grade >= 0, not relevant) and running counts
+    down the list: :data:`RELEVANT_ABOVE` (relevant rows at or above),
+    :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
+    :data:`UNJUDGED_ABOVE` (negative grades, trec_eval's "pooled but
+    unjudged", at or above). Read by ``judgement_partials`` (bpref, infAP).
 
 Every per-user row also has :data:`N_RELEVANT` (m_u).
 """
@@ -63,9 +72,13 @@ __all__ = [
     "HIT_INDEX",
     "INPUTS",
     "MAX_GRADE",
+    "NONRELEVANT_ABOVE",
+    "N_NONRELEVANT",
     "N_RELEVANT",
     "PREFIX",
     "RELEVANT",
+    "RELEVANT_ABOVE",
+    "UNJUDGED_ABOVE",
     "Aggregation",
     "Context",
     "Measure",
@@ -83,16 +96,21 @@ IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal lis
 N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
 HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
 MAX_GRADE = f"{PREFIX}max_grade"  # the largest grade in the truth (input "max_grade")
+# input "judgements" (trec_eval's judgement-based measures: bpref, infAP)
+N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the user
+RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
+NONRELEVANT_ABOVE = f"{PREFIX}nonrelevant_above"  # judged non-relevant rows at or above
+UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list",
+    "list", "judgements",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list",
+    "list", "judgements",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]
@@ -216,9 +234,10 @@ class Measure:
         row of the cut matters: positions are checked on the whole cut).
     hit_partials
         The per-user partial sums over the hits table, grouped per list.
-    judged_partials, list_partials
-        The same over the judged non-relevant table (input ``"judged"``) and
-        over every row of the cut (input ``"list"``).
+    judged_partials, list_partials, judgement_partials
+        The same over the judged non-relevant table (input ``"judged"``), over
+        every row of the cut (input ``"list"``) and over every judged row of the
+        cut with running judgement counts (input ``"judgements"``).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
@@ -250,6 +269,7 @@ class Measure:
     hit_partials: Callable[[Context], list[Partial]] = _no_partials
     judged_partials: Callable[[Context], list[Partial]] = _no_partials
     list_partials: Callable[[Context], list[Partial]] = _no_partials
+    judgement_partials: Callable[[Context], list[Partial]] = _no_partials
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

@@ -7,6 +7,7 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics.analysis import compare, compare_per_user, curves
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -27,6 +28,9 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "average_precision",
+    "compare",
+    "compare_per_user",
+    "curves",
     "dcg",
     "evaluate",
     "f1",
@@ -40,6 +44,7 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "relevance",
+    "report",
 ]
 
 del _namespace, _pandas_hook

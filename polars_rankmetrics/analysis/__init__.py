@@ -1,0 +1,11 @@
+"""Deciding between systems: comparisons with tests and intervals, metric@k curves, reports.
+
+Everything here reads per-user scores (those of
+:func:`polars_rankmetrics.evaluate` with ``per_user=True``) or runs one
+evaluation plan; nothing changes how a metric is computed.
+"""
+
+from polars_rankmetrics.analysis.compare import compare, compare_per_user
+from polars_rankmetrics.analysis.curves import curves
+
+__all__ = ["compare", "compare_per_user", "curves"]

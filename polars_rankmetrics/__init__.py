@@ -7,7 +7,7 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
-from polars_rankmetrics.analysis import compare, compare_per_user, curves
+from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,

@@ -63,6 +63,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 from polars_rankmetrics import _arrow
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics.analysis.compare import compare as _compare
+from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
@@ -78,7 +80,7 @@ __all__ = [
 ]
 
 _NAME = "rank"
-_METHODS = ("evaluate", "positions", "relevance")
+_METHODS = ("compare", "curves", "evaluate", "positions", "relevance")
 _ROW = "__prm_pandas_row"
 
 
@@ -431,10 +433,20 @@ class _FrameRank:
         )  # fmt: skip
 
 
+    def compare(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
+        # the core function takes pandas frames itself and documents every option
+        return _compare(self._frame, truth, metrics, **options)  # type: ignore[no-any-return]
+
+    def curves(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
+        return _curves(self._frame, truth, metrics, **options)  # type: ignore[no-any-return]
+
+
 _relevance = relevance  # the method's parameter named `relevance` shadows the function
 _FrameRank.positions.__doc__ = positions.__doc__
 _FrameRank.relevance.__doc__ = relevance.__doc__
 _FrameRank.evaluate.__doc__ = evaluate.__doc__
+_FrameRank.compare.__doc__ = _compare.__doc__
+_FrameRank.curves.__doc__ = _curves.__doc__
 
 
 class _RankDescriptor:

@@ -7,5 +7,6 @@ evaluation plan; nothing changes how a metric is computed.
 
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.report import Report, report
 
-__all__ = ["compare", "compare_per_user", "curves"]
+__all__ = ["Report", "compare", "compare_per_user", "curves", "report"]

@@ -187,12 +187,13 @@ users_without_truth, duplicates, conventions
     │ recall ┆ 2   ┆ 0.75  │
     │ recall ┆ 3   ┆ 1.0   │
     │ mrr    ┆ 1   ┆ 0.5   │
-    │ mrr    ┆ 2   ┆ 1.0   │
-    │ mrr    ┆ 3   ┆ 1.0   │
+    │ mrr    ┆ 2   ┆ 0.75  │
+    │ mrr    ┆ 3   ┆ 0.75  │
     └────────┴─────┴───────┘
 
     User 1 finds its one item at 2, user 2 its two items at 1 and 3: recall@1
-    = (0 + 1/2) / 2, recall@2 = (1 + 1/2) / 2, recall@3 = 1.
+    = (0 + 1/2) / 2, recall@2 = (1 + 1/2) / 2, recall@3 = 1; RR is 0 then 1/2
+    for user 1 and 1 for user 2: mrr@1 = 1/2, mrr@2 = (1/2 + 1) / 2.
     """
     chosen = _check_metrics(metrics)
     ks = _check_ks(k)

@@ -86,7 +86,7 @@ def test_wilcoxon_equals_scipy_default(pair: tuple) -> None:
             expected = stats.wilcoxon(d).pvalue
         assert p == pytest.approx(expected, rel=1e-12)
     else:
-        assert p == (1.0 if d[0] == 0 else 0.0)
+        assert p == (1.0 if d[0] == 0 else stats.wilcoxon(d).pvalue)
 
 
 @SETTINGS
@@ -227,6 +227,7 @@ def test_edge_cases_by_hand() -> None:
     assert _stats.paired_p_value(np.zeros(5), "t") == 1.0
     assert _stats.paired_p_value(np.zeros(5), "wilcoxon") == 1.0
     assert _stats.paired_p_value(np.full(5, 0.2), "t") == 0.0
+    assert _stats.paired_p_value(np.full(5, 0.25), "wilcoxon") == stats.wilcoxon(np.full(5, 0.25)).pvalue
     assert _stats.t_interval(np.array([0.4]), 0.95) == (None, None)
     low, high = _stats.t_interval(np.full(3, 0.4), 0.95)
     assert low == high == pytest.approx(0.4)

@@ -15,8 +15,9 @@ Conventions (``shared/METRICS.md``, "Comparing systems"):
 - Wilcoxon signed-rank: ``scipy.stats.wilcoxon`` with its defaults (zero
   differences dropped);
 - a difference that is the same for every user (zero variance): p = 1 when it
-  is 0 (identical systems), p = 0 otherwise (scipy's t = +-inf, without its
-  warning); fewer than 2 users: no test (None).
+  is 0 (identical systems); otherwise the t-test gives p = 0 (scipy's
+  t = +-inf, without its warning) while Wilcoxon and randomization keep their
+  own value (every sign the same: 2 / 2^n); fewer than 2 users: no test (None).
 """
 
 from __future__ import annotations
@@ -94,8 +95,12 @@ def t_interval(x: FloatArray, ci: float) -> tuple[float | None, float | None]:
     mean = float(x.mean())
     if _constant(x):
         return mean, mean
-    low, high = stats.t.interval(ci, n - 1, loc=mean, scale=_sd(x) / math.sqrt(n))
-    return float(low), float(high)
+    # the arithmetic of scipy's t.interval (loc + ppf(q) * scale), without its support
+    # bounds, which warn on a tiny scale
+    scale = _sd(x) / math.sqrt(n)
+    low = mean + float(stats.t.ppf((1 - ci) / 2, n - 1)) * scale
+    high = mean + float(stats.t.ppf((1 + ci) / 2, n - 1)) * scale
+    return low, high
 
 
 def bootstrap_interval(
@@ -150,12 +155,14 @@ def effect_size(d: FloatArray) -> float | None:
 def paired_p_value(d: FloatArray, test: Literal["t", "wilcoxon"]) -> float | None:
     """Two-sided p-value of the paired t-test or the Wilcoxon signed-rank test on d.
 
-    None for fewer than 2 pairs. A constant d: p = 1 if it is 0, else p = 0.
+    None for fewer than 2 pairs. Every d = 0: p = 1 (scipy: NaN). Another
+    constant d: the t-test gives p = 0 (scipy: t = +-inf, with a warning);
+    Wilcoxon keeps scipy's value (all ranks on one side: 2 / 2^n exactly).
     """
     n = d.size
     if n < 2:
         return None
-    if _constant(d):
+    if _constant(d) and (d[0] == 0 or test == "t"):
         return 1.0 if d[0] == 0 else 0.0
     if test == "t":
         t = float(d.mean()) / (_sd(d) / math.sqrt(n))

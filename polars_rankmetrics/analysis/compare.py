@@ -220,8 +220,10 @@ def compare_per_user(
       Null p-values are left out of their family's correction.
     * d the same for every user (zero variance): interval [diff, diff],
       ``effect_size`` null (undefined); p = 1 when that difference is 0
-      (identical systems), p = 0 otherwise (scipy's t-test gives t = +-inf and
-      p = 0 with a warning; its Wilcoxon gives NaN for all-zero d).
+      (identical systems; scipy gives NaN). A nonzero constant difference
+      gives p = 0 with the t-test (scipy: t = +-inf and a warning), and the
+      exact value of the other tests, as scipy's Wilcoxon: every sign the
+      same, p = 2 / 2^n (randomization: about that).
     * Randomization counts resample sums within 1e-9 * sum(|d|) of the
       observed one as ties (rounding), so exact ties of binary metrics count.
 

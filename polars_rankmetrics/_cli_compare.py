@@ -19,7 +19,6 @@ the exit status (2 with one message on stderr for input it refuses).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 

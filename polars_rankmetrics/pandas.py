@@ -432,13 +432,12 @@ class _FrameRank:
             conventions=conventions,
         )  # fmt: skip
 
-
     def compare(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
         # the core function takes pandas frames itself and documents every option
-        return _compare(self._frame, truth, metrics, **options)  # type: ignore[no-any-return]
+        return _compare(self._frame, truth, metrics, **options)
 
     def curves(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
-        return _curves(self._frame, truth, metrics, **options)  # type: ignore[no-any-return]
+        return _curves(self._frame, truth, metrics, **options)
 
 
 _relevance = relevance  # the method's parameter named `relevance` shadows the function

@@ -250,7 +250,9 @@ def test_randomization_is_reproducible_and_close_to_t(
         }
     )
     weak = [
-        prm.compare_per_user(scores, baseline="a", test="randomization", seed=seed).item(1, "p_value")
+        prm.compare_per_user(scores, baseline="a", test="randomization", seed=seed).item(
+            1, "p_value"
+        )
         for seed in (1, 1, 2)
     ]
     assert weak[0] == weak[1] != weak[2]
@@ -417,8 +419,11 @@ def test_report_pairs_letters() -> None:
         {
             "model": ["a"] * 6 + ["b"] * 6 + ["c"] * 6,
             "user": list(range(6)) * 3,
-            "ap": [0.1, 0.2, 0.1, 0.2, 0.1, 0.2] + [0.5, 0.6, 0.55, 0.6, 0.5, 0.6]
-            + [0.12, 0.18, 0.1, 0.22, 0.1, 0.19],
+            "ap": [
+                *[0.1, 0.2, 0.1, 0.2, 0.1, 0.2],
+                *[0.5, 0.6, 0.55, 0.6, 0.5, 0.6],
+                *[0.12, 0.18, 0.1, 0.22, 0.1, 0.19],
+            ],
         }
     )  # fmt: skip
     text = prm.report(prm.compare_per_user(frame), format="markdown", intervals=False)

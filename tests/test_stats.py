@@ -149,7 +149,9 @@ def test_wilcoxon_large_sample_equals_scipy() -> None:
     # above 50 pairs scipy uses the normal approximation (with ties and zeros)
     rng = np.random.default_rng(4)
     d = np.round(rng.normal(0.05, 0.3, 500), 1)
-    assert _stats.paired_p_value(d, "wilcoxon") == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-12)
+    assert _stats.paired_p_value(d, "wilcoxon") == pytest.approx(
+        stats.wilcoxon(d).pvalue, rel=1e-12
+    )
 
 
 def test_randomization_agrees_with_scipy_permutation_test() -> None:
@@ -209,9 +211,7 @@ def test_randomization_edge_cases() -> None:
 
 def test_bootstrap_interval_agrees_with_scipy() -> None:
     x = np.random.default_rng(11).random(80)
-    low, high = _stats.bootstrap_interval(
-        x, 0.95, n_resamples=20_000, rng=np.random.default_rng(1)
-    )
+    low, high = _stats.bootstrap_interval(x, 0.95, n_resamples=20_000, rng=np.random.default_rng(1))
     expected = stats.bootstrap(
         (x,), np.mean, method="percentile", n_resamples=20_000, rng=np.random.default_rng(2)
     ).confidence_interval
@@ -227,7 +227,10 @@ def test_edge_cases_by_hand() -> None:
     assert _stats.paired_p_value(np.zeros(5), "t") == 1.0
     assert _stats.paired_p_value(np.zeros(5), "wilcoxon") == 1.0
     assert _stats.paired_p_value(np.full(5, 0.2), "t") == 0.0
-    assert _stats.paired_p_value(np.full(5, 0.25), "wilcoxon") == stats.wilcoxon(np.full(5, 0.25)).pvalue
+    assert (
+        _stats.paired_p_value(np.full(5, 0.25), "wilcoxon")
+        == stats.wilcoxon(np.full(5, 0.25)).pvalue
+    )
     assert _stats.t_interval(np.array([0.4]), 0.95) == (None, None)
     low, high = _stats.t_interval(np.full(3, 0.4), 0.95)
     assert low == high == pytest.approx(0.4)

@@ -33,11 +33,11 @@ import numpy.typing as npt
 from scipy import stats
 
 __all__ = [
-    "CORRECTIONS",
     "CI_METHODS",
+    "CORRECTIONS",
     "TESTS",
-    "Correction",
     "CiMethod",
+    "Correction",
     "Summary",
     "Test",
     "adjust",

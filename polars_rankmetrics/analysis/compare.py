@@ -14,16 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
 
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
-from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.evaluate import (
+    Conventions,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+    parse_metric,
+)
 from polars_rankmetrics.evaluate import evaluate as _evaluate
-from polars_rankmetrics.evaluate import parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
 from polars_rankmetrics.ranking import Duplicates, Ties
 
@@ -64,6 +68,7 @@ class _Options:
 
 
 def _check_options(
+    *,
     test: object,
     ci: object,
     ci_method: object,
@@ -97,7 +102,7 @@ def _check_options(
         cast("Correction", correction),
         float(cast("float", alpha)),
         n_resamples,
-        cast("int | None", seed),
+        seed,
     )
 
 
@@ -255,7 +260,10 @@ def compare_per_user(
     d_z = 0.15 / 0.129099 = 1.161895, t = d_z * sqrt(4) = 2.323790 on 3 degrees
     of freedom: p = 0.102728 (``scipy.stats.ttest_rel`` gives the same).
     """
-    options = _check_options(test, ci, ci_method, correction, alpha, n_resamples, seed)
+    options = _check_options(
+        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
     if _is_pandas(scores):
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
@@ -264,7 +272,7 @@ def compare_per_user(
             converted, metrics, system=system, user=user, by=_as_list(by),
             baseline=baseline, options=options,
         )  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(scores, converted.schema)]))
+        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", scores), converted.schema)]))
     if isinstance(scores, pl.LazyFrame):
         frame = scores.collect()
     elif isinstance(scores, pl.DataFrame):
@@ -378,7 +386,10 @@ users_without_truth, duplicates, conventions
     knn finds every user's item first (RR = 1), pop never (RR = 0): d = 1 for
     every user, zero variance with a nonzero difference, p = 0.
     """
-    options = _check_options(test, ci, ci_method, correction, alpha, n_resamples, seed)
+    options = _check_options(
+        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
     others = _as_list(by)
@@ -420,13 +431,13 @@ users_without_truth, duplicates, conventions
             scores, labels, system=system, user=user, by=others, baseline=baseline,
             options=options,
         )  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(recs, frame.schema)]))
+        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
     if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
         raise TypeError(
             f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
         )
     _require_system(recs.collect_schema(), system)
-    per_user = _evaluate(recs, truth, labels, **kwargs)
+    per_user = _evaluate(cast("pl.DataFrame", recs), truth, labels, **kwargs)
     collected = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
     result = _compare_frame(
         collected, labels, system=system, user=user, by=others, baseline=baseline,
@@ -461,8 +472,7 @@ def _metric_columns(
     missing = [name for name in chosen if name not in schema]
     if missing:
         raise ValueError(
-            f"metric column(s) {missing} not in the per-user scores; columns are "
-            f"{schema.names()}"
+            f"metric column(s) {missing} not in the per-user scores; columns are {schema.names()}"
         )
     for name in chosen:
         if name in keys:
@@ -549,11 +559,20 @@ def _compare_frame(
         keys = {name: group.get_column(name)[0] for name in by}
         rng = np.random.default_rng(seed)
         rows.extend(
-            _group_rows(group, chosen, user, own, comparisons, index, keys, options, rng, pairs)
+            _group_rows(
+                group,
+                chosen,
+                user=user,
+                own=own,
+                comparisons=comparisons,
+                index=index,
+                keys=keys,
+                options=options,
+                rng=rng,
+                pairs=pairs,
+            )
         )
-    schema: dict[str, pl.DataType | type[pl.DataType]] = {
-        name: frame.schema[name] for name in by
-    }
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {name: frame.schema[name] for name in by}
     schema["system"] = frame.schema[system]
     if pairs:
         schema["baseline"] = frame.schema[system]
@@ -566,6 +585,7 @@ def _compare_frame(
 def _group_rows(
     group: pl.DataFrame,
     metrics: list[str],
+    *,
     user: str,
     own: list[Any],
     comparisons: list[tuple[Any, Any]],
@@ -579,7 +599,9 @@ def _group_rows(
     user_index = group.get_column(user).rank("dense").cast(pl.Int64).to_numpy() - 1
     system_index = group.get_column("__system").to_numpy()
     n_users = int(user_index.max()) + 1 if user_index.size else 0
-    per_metric: list[tuple[list[dict[str, Any]], list[dict[str, Any]], list[_stats.FloatArray]]] = []
+    per_metric: list[
+        tuple[list[dict[str, Any]], list[dict[str, Any]], list[_stats.FloatArray]]
+    ] = []
     differences: list[_stats.FloatArray] = []
     counts: list[int] = []
     for metric in metrics:
@@ -668,7 +690,7 @@ def _difference(d: Any, options: _Options, rng: np.random.Generator) -> dict[str
     )
     p_value = None
     if options.test != "randomization":
-        p_value = _stats.paired_p_value(d, cast("Literal['t', 'wilcoxon']", options.test))
+        p_value = _stats.paired_p_value(d, options.test)
     return {
         "diff": summary.mean,
         "diff_ci_low": summary.low,

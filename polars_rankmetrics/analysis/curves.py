@@ -25,9 +25,13 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import polars as pl
 
-from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.evaluate import (
+    Conventions,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+    parse_metric,
+)
 from polars_rankmetrics.evaluate import evaluate as _evaluate
-from polars_rankmetrics.evaluate import parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
 from polars_rankmetrics.ranking import Duplicates, Ties, positions, relevance
 
@@ -228,17 +232,19 @@ users_without_truth, duplicates, conventions
         if not isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
             truth_frame = _arrow.to_polars(truth, name="truth")
         result = _curves(
-            frame, truth_frame, chosen, ks, roles, rank, score, relevance, conv,
-            resolved_denominator, resolved_gain, ci,
+            frame, truth_frame, chosen, ks=ks, roles=roles, rank=rank, score=score,
+            relevance_column=relevance, conv=conv, denominator=resolved_denominator,
+            gain=resolved_gain, ci=ci,
         ).collect()  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(recs, frame.schema)]))
+        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
     if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
         raise TypeError(
             f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
         )
     plan = _curves(
-        recs, truth, chosen, ks, roles, rank, score, relevance, conv,
-        resolved_denominator, resolved_gain, ci,
+        recs, truth, chosen, ks=ks, roles=roles, rank=rank, score=score,
+        relevance_column=relevance, conv=conv, denominator=resolved_denominator,
+        gain=resolved_gain, ci=ci,
     )  # fmt: skip
     return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
 
@@ -296,6 +302,7 @@ def _curves(
     recs: pl.DataFrame | pl.LazyFrame,
     truth: Any,
     chosen: list[tuple[str, str]],
+    *,
     ks: list[int],
     roles: dict[str, Any],
     rank: str,
@@ -307,22 +314,30 @@ def _curves(
     ci: float | None,
 ) -> pl.LazyFrame:
     user, item = roles["user"], roles["item"]
-    by = [] if roles["by"] is None else [roles["by"]] if isinstance(roles["by"], str) else list(roles["by"])
+    by = (
+        []
+        if roles["by"] is None
+        else [roles["by"]]
+        if isinstance(roles["by"], str)
+        else list(roles["by"])
+    )
     keys = [*by, user]
     top = max(ks)
     labels = {name: f"{name}@{top}" for _, name in chosen}
     # who counts, per metric: evaluate's per-user rows where the metric is defined
-    population = _evaluate(
-        recs, truth, sorted(set(labels.values())), user=user, item=item, rank=rank,
+    # evaluate and positions return the kind of frame they get; both kinds are read lazily
+    frame = cast("pl.DataFrame", recs)
+    evaluated = _evaluate(
+        frame, truth, sorted(set(labels.values())), user=user, item=item, rank=rank,
         score=score, relevance=relevance_column, by=by or None, per_user=True, **conv,
     )  # fmt: skip
-    population = population.lazy()
-    ranked = positions(
-        recs, top, user=user, item=item, rank=rank, score=score,
+    population = evaluated.lazy()
+    ranked_frame = positions(
+        frame, top, user=user, item=item, rank=rank, score=score,
         ties=conv.get("ties", "item_desc"), duplicates=conv["duplicates"], by=by or None,
     )  # fmt: skip
     rank_column = "rank" if score is not None else rank
-    ranked = ranked.lazy().select(*by, user, item, rank_column)
+    ranked = ranked_frame.lazy().select(*by, user, item, rank_column)
     labeled = relevance(
         ranked, truth, user=user, item=item, rank=rank_column, relevance=relevance_column,
         relevance_level=conv["relevance_level"], by=by or None,
@@ -388,17 +403,24 @@ def _curves(
         ]
     events = events.with_columns(deltas)
     grid_k = pl.LazyFrame({_K: list(range(1, top + 1))}, schema={_K: pl.Int64})
-    counts = population.group_by(by).agg(
-        pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
-        for name, label in labels.items()
-    ) if by else population.select(
-        pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
-        for name, label in labels.items()
+    counts = (
+        population.group_by(by).agg(
+            pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
+            for name, label in labels.items()
+        )
+        if by
+        else population.select(
+            pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
+            for name, label in labels.items()
+        )
     )
     pieces = []
     for label, name in chosen:
-        sums = _running_sums(events, name, by, bucketed[name], grid_k, population, labels, keys)
-        pieces.append(_finish(sums, counts, name, label, by, grid_k, ci))
+        sums = _running_sums(
+            events, name, by=by, bucketed=bucketed[name], grid_k=grid_k,
+            population=population, labels=labels, keys=keys,
+        )  # fmt: skip
+        pieces.append(_finish(sums, counts, name=name, label=label, by=by, grid_k=grid_k, ci=ci))
     result = pl.concat(pieces, how="vertical")
     wanted = pl.LazyFrame({_K: ks}, schema={_K: pl.Int64})
     order = {label: index for index, (label, _) in enumerate(chosen)}
@@ -411,6 +433,7 @@ def _curves(
 def _running_sums(
     events: pl.LazyFrame,
     name: str,
+    *,
     by: list[str],
     bucketed: bool,
     grid_k: pl.LazyFrame,
@@ -435,7 +458,9 @@ def _running_sums(
             pl.col("__c2").cum_sum().over(group or pl.lit(1)).alias("__sum2"),
         )
     )
-    divisor = _divisor(name, pl.col(_K), pl.col(_M)) if bucketed or name == "precision" else pl.lit(1.0)
+    divisor = (
+        _divisor(name, pl.col(_K), pl.col(_M)) if bucketed or name == "precision" else pl.lit(1.0)
+    )
     terms = cumulative.select(
         *by,
         _K,
@@ -463,6 +488,7 @@ def _running_sums(
 def _finish(
     sums: pl.LazyFrame,
     counts: pl.LazyFrame,
+    *,
     name: str,
     label: str,
     by: list[str],
@@ -472,13 +498,20 @@ def _finish(
     """Means and intervals per (by..., k), for every group with counted users."""
     n = pl.col(f"__n_{name}")
     frame = counts.select(*by, n.alias("__n")).join(grid_k, how="cross")
-    frame = frame.join(sums, on=[*by, _K], how="left") if by else frame.join(sums, on=_K, how="left")
+    frame = (
+        frame.join(sums, on=[*by, _K], how="left") if by else frame.join(sums, on=_K, how="left")
+    )
     total = pl.col("__sum").fill_null(0.0)
     if name == "pooled_recall":
         value = _safe_null_ratio(total, pl.col("__cap").fill_null(0))
     else:
         value = pl.when(pl.col("__n") > 0).then(total / pl.col("__n"))
-    columns = [*by, pl.lit(label).alias("metric"), pl.col(_K), value.alias("value")]
+    columns: list[str | pl.Expr] = [
+        *by,
+        pl.lit(label).alias("metric"),
+        pl.col(_K),
+        value.alias("value"),
+    ]
     if ci is None:
         return frame.select(columns)
     n_float = pl.col("__n").cast(pl.Float64)

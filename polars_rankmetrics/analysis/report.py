@@ -161,14 +161,14 @@ def _latex_escape(text: str) -> str:
 
 def _number(value: float | None, digits: int) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
+        return "-"
     return f"{value:.{digits}f}"
 
 
 def report(
     comparison: Any,
     *,
-    format: Format | None = None,  # noqa: A002 - the word users expect
+    format: Format | None = None,
     digits: int = 3,
     intervals: bool = True,
 ) -> Report | str:
@@ -219,7 +219,8 @@ def report(
     | bm25 | 0.180 [0.076, 0.284] |
     | neural | 0.580 [0.476, 0.684]† |
     <BLANKLINE>
-    Mean [interval] over users. † significantly above bm25, ‡ significantly below (adjusted p < alpha).
+    Mean [interval] over users. † significantly above bm25, ‡ significantly below
+    (adjusted p < alpha).
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {list(FORMATS)} or None")
@@ -283,7 +284,9 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
             named=True
         ):
             winner, loser = (
-                (row["system"], row["baseline"]) if row["diff"] > 0 else (row["baseline"], row["system"])
+                (row["system"], row["baseline"])
+                if row["diff"] > 0
+                else (row["baseline"], row["system"])
             )
             key = (*(row[name] for name in by), winner)
             current = marks.setdefault(key, {}).get(row["metric"], "")
@@ -295,18 +298,16 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
     rows = []
     row_marks = []
     for key, values in cells.items():
-        rows.append([*(str(part) for part in key), *(values.get(m, "–") for m in metrics)])
+        rows.append([*(str(part) for part in key), *(values.get(m, "-") for m in metrics)])
         row_marks.append([marks.get(key, {}).get(m, "") for m in metrics])
     what = "Mean [interval] over users." if intervals else "Mean over users."
     if pairs:
         named = ", ".join(f"{letters[name]} = {name}" for name in systems_in_order)
-        legend = (
-            f"{what} Letters: significantly above that system (adjusted p < alpha); {named}."
-        )
+        legend = f"{what} Letters: significantly above that system (adjusted p < alpha); {named}."
     else:
         against = baseline_name if baseline_name is not None else "the baseline"
         legend = (
-            f"{what} {_ABOVE} significantly above {against}, {_BELOW} significantly below "
+            f"{what} {_ABOVE} significantly above {against}, {_BELOW} significantly below\n"
             "(adjusted p < alpha)."
         )
     return Report(header, rows, row_marks, legend, frame)

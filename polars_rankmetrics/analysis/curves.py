@@ -33,7 +33,7 @@ from polars_rankmetrics.evaluate import (
 )
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.metrics import Denominator, Gain
-from polars_rankmetrics.ranking import Duplicates, Ties, positions, relevance
+from polars_rankmetrics.ranking import Duplicates, Ties, positions
 
 __all__ = ["CURVE_METRICS", "curves"]
 
@@ -332,52 +332,14 @@ def _curves(
         score=score, relevance=relevance_column, by=by or None, per_user=True, **conv,
     )  # fmt: skip
     population = evaluated.lazy()
-    ranked_frame = positions(
-        frame, top, user=user, item=item, rank=rank, score=score,
-        ties=conv.get("ties", "item_desc"), duplicates=conv["duplicates"], by=by or None,
+    events, m_per_user = _events(
+        frame, truth, population, chosen, by=by, user=user, item=item, rank=rank,
+        score=score, relevance_column=relevance_column, conv=conv, gain=gain, top=top,
     )  # fmt: skip
-    rank_column = "rank" if score is not None else rank
-    ranked = ranked_frame.lazy().select(*by, user, item, rank_column)
-    labeled = relevance(
-        ranked, truth, user=user, item=item, rank=rank_column, relevance=relevance_column,
-        relevance_level=conv["relevance_level"], by=by or None,
-    ).lazy()  # fmt: skip
-    grade = pl.col(relevance_column or "rel")
-    found = labeled.filter(
-        pl.col(rank_column).is_not_null() & (pl.col("is_relevant") | (grade > 0))
-    ).select(
-        *keys,
-        pl.col(rank_column).cast(pl.Int64).alias(_POS),
-        pl.col("is_relevant").cast(pl.Float64).alias("__hit"),
-        (_gain(grade, gain) / _discount(pl.col(rank_column))).alias("__dterm"),
-        pl.lit(0.0).alias("__iterm"),
-    )
-    ideal = labeled.filter(pl.col("ideal_rank") <= top).select(
-        *keys,
-        pl.col("ideal_rank").cast(pl.Int64).alias(_POS),
-        pl.lit(0.0).alias("__hit"),
-        pl.lit(0.0).alias("__dterm"),
-        (_gain(grade, gain) / _discount(pl.col("ideal_rank"))).alias("__iterm"),
-    )
-    m_per_user = labeled.group_by(keys).agg(pl.col("n_relevant").first().cast(pl.Int64).alias(_M))
-    events = (
-        pl.concat([found, ideal])
-        .group_by([*keys, _POS])
-        .agg(pl.col("__hit").sum(), pl.col("__dterm").sum(), pl.col("__iterm").sum())
-        .sort([*keys, _POS])
-        .with_columns(
-            pl.col("__hit").cum_sum().over(keys).alias("__H"),
-            pl.col("__dterm").cum_sum().over(keys).alias("__D"),
-            pl.col("__iterm").cum_sum().over(keys).alias("__I"),
-            pl.col(_POS).filter(pl.col("__hit") > 0).min().over(keys).alias("__first_hit"),
-        )
-        .with_columns(
-            # the j-th found item at position i adds P@i = j / i to the AP sum
-            (pl.col("__hit") * pl.col("__H") / pl.col(_POS)).cum_sum().over(keys).alias("__S"),
-            pl.when(pl.col("__H") > 0).then(pl.col("__first_hit")).alias("__first"),
-        )
-        .join(m_per_user, on=keys, how="left", maintain_order="left")
-    )
+    if isinstance(recs, pl.DataFrame):
+        # in memory: the events are few (found items and ideal positions); hold them once
+        # for every metric's sums rather than re-running the join per metric
+        events = events.collect().lazy()
     flags = population.select(
         *keys,
         *(pl.col(label).is_not_null().alias(f"__in_{name}") for name, label in labels.items()),
@@ -418,7 +380,7 @@ def _curves(
     for label, name in chosen:
         sums = _running_sums(
             events, name, by=by, bucketed=bucketed[name], grid_k=grid_k,
-            population=population, labels=labels, keys=keys,
+            population=population, labels=labels, keys=keys, m_per_user=m_per_user,
         )  # fmt: skip
         pieces.append(_finish(sums, counts, name=name, label=label, by=by, grid_k=grid_k, ci=ci))
     result = pl.concat(pieces, how="vertical")
@@ -428,6 +390,117 @@ def _curves(
         pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__order")
     )
     return result.sort([*by, "__order", _K]).drop("__order")
+
+
+def _events(
+    frame: pl.DataFrame,
+    truth: Any,
+    population: pl.LazyFrame,
+    chosen: list[tuple[str, str]],
+    *,
+    by: list[str],
+    user: str,
+    item: str,
+    rank: str,
+    score: str | None,
+    relevance_column: str | None,
+    conv: dict[str, Any],
+    gain: str,
+    top: int,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Per (by..., user, position) with something happening: the running sums there.
+
+    Found items (hits, their DCG terms) and ideal positions (IDCG terms) are the
+    events; returns them with each user's running hits ``__H``, AP sum ``__S``,
+    DCG ``__D``, ideal DCG ``__I``, first hit and m_u, and m_u per counted user.
+    """
+    keys = [*by, user]
+    recs_lf = frame.lazy()
+    truth_lf = truth.lazy() if isinstance(truth, pl.DataFrame) else cast("pl.LazyFrame", truth)
+    recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
+    shared = [name for name in by if name in truth_schema]
+    truth_keys = [*shared, user]
+    # evaluate (called above) has checked the key dtypes: join them in the recs' dtypes
+    truth_lf = truth_lf.with_columns(
+        pl.col(name).cast(recs_schema[name])
+        for name in [*truth_keys, item]
+        if truth_schema[name] != recs_schema[name]
+    )
+    if score is not None:
+        ranked_frame = positions(
+            frame, top, user=user, item=item, rank=rank, score=score,
+            ties=conv.get("ties", "item_desc"), duplicates=conv["duplicates"], by=by or None,
+        )  # fmt: skip
+        ranked = ranked_frame.lazy().select(*by, user, item, pl.col(rank).alias(_POS))
+    else:
+        ranked = recs_lf.select(*by, user, item, pl.col(rank).alias(_POS)).filter(
+            pl.col(_POS) <= top
+        )
+        if conv["duplicates"] == "first":
+            ranked = ranked.group_by([*keys, item]).agg(pl.col(_POS).min())
+    grade = pl.lit(1.0) if relevance_column is None else pl.col(relevance_column).cast(pl.Float64)
+    level = conv["relevance_level"]
+    relevant = pl.col("__g") > 0
+    if level is not None:
+        # trec_eval -l: binary measures count grades >= level; gains keep every grade
+        relevant = relevant & (pl.col("__g") >= level)
+    graded = (
+        truth_lf.select(*truth_keys, item, grade.alias("__g"))
+        .filter(pl.col("__g") > 0)
+        .with_columns(relevant.alias("__rel"))
+    )
+    found = graded.join(ranked, on=[*truth_keys, item], how="inner").select(
+        *keys,
+        pl.col(_POS).cast(pl.Int64),
+        pl.col("__rel").cast(pl.Float64).alias("__hit"),
+        (_gain(pl.col("__g"), gain) / _discount(pl.col(_POS))).alias("__dterm"),
+        pl.lit(0.0).alias("__iterm"),
+    )
+    users = population.select(keys)
+    m_truth = graded.group_by(truth_keys).agg(pl.col("__rel").sum().cast(pl.Int64).alias(_M))
+    m_per_user = users.join(m_truth, on=truth_keys, how="left").with_columns(
+        pl.col(_M).fill_null(0)
+    )
+    parts = [found]
+    if any(name == "ndcg" for _, name in chosen):
+        # the ideal list: the user's grades descending, as positions 1..top
+        ideal_rank = pl.col("__g").rank("ordinal", descending=True).over(truth_keys)
+        ideal_truth = (
+            graded.with_columns(ideal_rank.cast(pl.Int64).alias(_POS))
+            .filter(pl.col(_POS) <= top)
+            .select(
+                *truth_keys,
+                _POS,
+                pl.lit(0.0).alias("__hit"),
+                pl.lit(0.0).alias("__dterm"),
+                (_gain(pl.col("__g"), gain) / _discount(pl.col(_POS))).alias("__iterm"),
+            )
+        )
+        # one copy per group only the recs have (model), as evaluate judges each on it
+        parts.append(
+            users.join(ideal_truth, on=truth_keys, how="inner").select(
+                found.collect_schema().names()
+            )
+        )
+    events = (
+        pl.concat(parts)
+        .group_by([*keys, _POS])
+        .agg(pl.col("__hit").sum(), pl.col("__dterm").sum(), pl.col("__iterm").sum())
+        .sort([*keys, _POS])
+        .with_columns(
+            pl.col("__hit").cum_sum().over(keys).alias("__H"),
+            pl.col("__dterm").cum_sum().over(keys).alias("__D"),
+            pl.col("__iterm").cum_sum().over(keys).alias("__I"),
+            pl.col(_POS).filter(pl.col("__hit") > 0).min().over(keys).alias("__first_hit"),
+        )
+        .with_columns(
+            # the j-th found item at position i adds P@i = j / i to the AP sum
+            (pl.col("__hit") * pl.col("__H") / pl.col(_POS)).cum_sum().over(keys).alias("__S"),
+            pl.when(pl.col("__H") > 0).then(pl.col("__first_hit")).alias("__first"),
+        )
+        .join(m_per_user, on=keys, how="left", maintain_order="left")
+    )
+    return events, m_per_user
 
 
 def _running_sums(
@@ -440,6 +513,7 @@ def _running_sums(
     population: pl.LazyFrame,
     labels: dict[str, str],
     keys: list[str],
+    m_per_user: pl.LazyFrame,
 ) -> pl.LazyFrame:
     """Per (by..., k): the sums over users of the metric and of its square."""
     bucket = [_M] if bucketed else []
@@ -470,8 +544,7 @@ def _running_sums(
     if name == "pooled_recall":
         # the pooled denominator: sum over counted users of min(k, m_u)
         counted = population.filter(pl.col(labels[name]).is_not_null()).select(keys)
-        m_u = events.select(*keys, _M).unique()
-        users = counted.join(m_u, on=keys, how="left").with_columns(pl.col(_M).fill_null(0))
+        users = counted.join(m_per_user, on=keys, how="left").with_columns(pl.col(_M).fill_null(0))
         per_m = users.group_by([*by, _M]).len()
         capped = (
             per_m.join(grid_k, how="cross")

@@ -57,6 +57,8 @@ CURVE_METRICS = (
 _PRESET_DENOMINATOR = {"default": "min_k", "trec": "relevant"}
 
 _POS = "__pos"
+# the metric of evaluate whose nulls say who counts ("" = every evaluated user)
+_PATTERN = {"ndcg": "ndcg", "dcg": "", "pooled_recall": ""}
 _M = "__m"
 _K = "k"
 
@@ -249,6 +251,10 @@ users_without_truth, duplicates, conventions
     return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
 
 
+def _counted(label: str) -> pl.Expr:
+    return pl.col(label).is_not_null() if label else pl.lit(value=True)
+
+
 def _gain(grade: pl.Expr, kind: str) -> pl.Expr:
     grade = grade.cast(pl.Float64).clip(lower_bound=0.0)
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
@@ -323,12 +329,19 @@ def _curves(
     )
     keys = [*by, user]
     top = max(ks)
-    labels = {name: f"{name}@{top}" for _, name in chosen}
-    # who counts, per metric: evaluate's per-user rows where the metric is defined
+    # who counts, per metric: evaluate's per-user rows where the metric is defined. The
+    # binary metrics share one pattern (defined where m_u > 0, then the user policies),
+    # NDCG its own (some positive grade); DCG and pooled recall count every row. One
+    # metric per pattern, at the largest k so that evaluate checks the lists that far
+    labels = {name: _PATTERN.get(name, "hit_rate") for _, name in chosen}
+    requested = sorted(
+        {f"{label}@{top}" for label in labels.values() if label} | {f"hit_rate@{top}"}
+    )
+    labels = {name: f"{label}@{top}" if label else "" for name, label in labels.items()}
     # evaluate and positions return the kind of frame they get; both kinds are read lazily
     frame = cast("pl.DataFrame", recs)
     evaluated = _evaluate(
-        frame, truth, sorted(set(labels.values())), user=user, item=item, rank=rank,
+        frame, truth, requested, user=user, item=item, rank=rank,
         score=score, relevance=relevance_column, by=by or None, per_user=True, **conv,
     )  # fmt: skip
     population = evaluated.lazy()
@@ -342,7 +355,7 @@ def _curves(
         events = events.collect().lazy()
     flags = population.select(
         *keys,
-        *(pl.col(label).is_not_null().alias(f"__in_{name}") for name, label in labels.items()),
+        *(_counted(label).alias(f"__in_{name}") for name, label in labels.items()),
     )
     steps = []
     bucketed: dict[str, bool] = {}
@@ -367,12 +380,12 @@ def _curves(
     grid_k = pl.LazyFrame({_K: list(range(1, top + 1))}, schema={_K: pl.Int64})
     counts = (
         population.group_by(by).agg(
-            pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
+            (_counted(label).sum() if label else pl.len()).cast(pl.Int64).alias(f"__n_{name}")
             for name, label in labels.items()
         )
         if by
         else population.select(
-            pl.col(label).is_not_null().sum().cast(pl.Int64).alias(f"__n_{name}")
+            (_counted(label).sum() if label else pl.len()).cast(pl.Int64).alias(f"__n_{name}")
             for name, label in labels.items()
         )
     )
@@ -543,7 +556,7 @@ def _running_sums(
     )
     if name == "pooled_recall":
         # the pooled denominator: sum over counted users of min(k, m_u)
-        counted = population.filter(pl.col(labels[name]).is_not_null()).select(keys)
+        counted = population.filter(_counted(labels[name])).select(keys)
         users = counted.join(m_per_user, on=keys, how="left").with_columns(pl.col(_M).fill_null(0))
         per_m = users.group_by([*by, _M]).len()
         capped = (

@@ -115,9 +115,14 @@ def main() -> None:
         ),
         "compare, t-test": lambda: prm.compare(recs, truth, METRICS, baseline="s0", **common),
         f"compare, randomization ({args.resamples:,} resamples)": lambda: prm.compare(
-            recs, truth, METRICS, baseline="s0", test="randomization",
-            n_resamples=args.resamples, **common,
-        ),  # fmt: skip
+            recs,
+            truth,
+            METRICS,
+            baseline="s0",
+            test="randomization",
+            n_resamples=args.resamples,
+            **common,
+        ),
         f"evaluate, 6 metrics at k={args.recs}": lambda: prm.evaluate(
             recs, truth, at_top, by="model", **common
         ),

@@ -432,3 +432,26 @@ def test_report_pairs_letters() -> None:
     assert "| b | 0.558<sup>ac</sup> |" in text
     assert "| a | 0.150 |" in text
     assert "a = a, b = b, c = c" in text
+
+
+def test_folds_in_recs_and_truth_are_separate_groups(
+    sample: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    recs, truth = sample
+    fold = (pl.col("user") % 2).alias("fold")
+    recs_f, truth_f = recs.with_columns(fold), truth.with_columns(fold)
+    result = prm.compare(
+        recs_f, truth_f, "ndcg@10", score="score", relevance="rel", by="fold", baseline="random"
+    )
+    assert result.columns == ["fold", *COLUMNS]
+    per_user = prm.evaluate(
+        recs_f, truth_f, "ndcg@10", score="score", relevance="rel", by=["fold", "model"],
+        per_user=True,
+    )  # fmt: skip
+    for fold_value in (0, 1):
+        rows = result.filter(pl.col("fold") == fold_value)
+        part = per_user.filter(pl.col("fold") == fold_value).drop("fold")
+        oracle = _oracle_rows(part, "ndcg@10", "random")
+        for row in rows.iter_rows(named=True):
+            for key, value in oracle[row["system"]].items():
+                assert row[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (key, row)

@@ -27,6 +27,7 @@ __all__ = [
     "check_no_whitespace",
     "fail_on",
     "file_error",
+    "lines_of",
     "read_bytes",
     "read_lines",
     "require_frame_columns",
@@ -149,6 +150,11 @@ def read_lines(source: FileSource) -> tuple[str, pl.DataFrame]:
     ('<bytes>', [(1, 'a b'), (2, ''), (3, 'c'), (4, 'd')])
     """
     name, data = read_bytes(source)
+    return name, lines_of(name, data)
+
+
+def lines_of(name: str, data: bytes) -> pl.DataFrame:
+    """The ``lineno``/``line`` frame of bytes from :func:`read_bytes` (``name`` for errors)."""
     if data.endswith(b"\n"):
         data = data[:-1]
     try:
@@ -164,8 +170,8 @@ def read_lines(source: FileSource) -> tuple[str, pl.DataFrame]:
         .with_columns(pl.col(LINENO).cast(pl.UInt32), pl.col(LINE).fill_null(""))
     )
     if lines.height == 1 and lines[LINE][0] == "":
-        return name, lines.clear()
-    return name, lines
+        return lines.clear()
+    return lines
 
 
 def check_no_whitespace(frame: pl.DataFrame, columns: Sequence[str], *, what: str) -> None:

@@ -33,8 +33,8 @@ from polars_rankmetrics._textfiles import (
     check_no_whitespace,
     fail_on,
     file_error,
+    lines_of,
     read_bytes,
-    read_lines,
     require_frame_columns,
 )
 from polars_rankmetrics._trec_eval import (
@@ -77,7 +77,7 @@ def _fields(
         return name, fast
     # tabs, runs of spaces, extra or missing fields, bad UTF-8: the general path, which
     # also finds the line to quote
-    _, lines = read_lines(data)
+    lines = lines_of(name, data)
     words = pl.col(LINE).str.replace_all(r"\s+", " ").str.strip_chars(" ")
     split = lines.with_columns(__words=words).filter(pl.col("__words") != "")
     parts = pl.col("__words").str.splitn(" ", n_fields + 1)

@@ -7,6 +7,7 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers cannot see df.rank)
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -37,6 +38,7 @@ __all__ = [
     "positions",
     "precision",
     "r_precision",
+    "rank",
     "recall",
     "reciprocal_rank",
     "relevance",

@@ -281,7 +281,7 @@ def _explode_wide(
     rows = (
         data.select(LINENO, "user", *(["rel"] if "rel" in data.columns else []),
                     cell.str.split(" ").alias("item"))  # fmt: skip
-        .explode("item")
+        .explode("item", empty_as_null=False)
         .filter(pl.col("item") != "")
     )
     # the rows of one line are contiguous: number each run, no hashing

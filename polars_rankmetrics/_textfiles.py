@@ -164,7 +164,7 @@ def lines_of(name: str, data: bytes) -> pl.DataFrame:
     del data
     lines = (
         text.str.split("\n")
-        .explode()
+        .explode(empty_as_null=True)
         .to_frame()
         .with_row_index(LINENO, offset=1)
         .with_columns(pl.col(LINENO).cast(pl.UInt32), pl.col(LINE).fill_null(""))

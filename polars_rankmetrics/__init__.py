@@ -7,7 +7,6 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
-from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers cannot see df.rank)
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -21,6 +20,7 @@ from polars_rankmetrics.metrics import (
     recall,
     reciprocal_rank,
 )
+from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers cannot see df.rank)
 from polars_rankmetrics.ranking import positions, relevance
 
 __version__ = "0.1.0"

@@ -660,8 +660,10 @@ def _read_otto_labels(source: FileSource, types: list[str]) -> Table:
         raise ValueError(f"{name}: the labels have none of the types {types}")
     listed = pl.concat(parts)
     ids = listed.select(LINENO, "user", "type")
-    rows = listed.explode("item", empty_as_null=False).drop_nulls("item").with_columns(
-        pl.lit(1, dtype=pl.UInt32).alias("rank")
+    rows = (
+        listed.explode("item", empty_as_null=False)
+        .drop_nulls("item")
+        .with_columns(pl.lit(1, dtype=pl.UInt32).alias("rank"))
     )
 
     def quote(lineno: int) -> str:

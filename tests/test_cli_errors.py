@@ -126,17 +126,26 @@ def _bad_output(command: str, option: str, target: str) -> Case:
 
 def _option(argv: list[str], shown: str) -> Case:
     def build(tmp: Path) -> tuple[list[str], str]:
-        files = [write(tmp / "q.txt", QRELS), write(tmp / "run.txt", RUN)] if argv[0] == "trec" else []
+        files = (
+            [write(tmp / "q.txt", QRELS), write(tmp / "run.txt", RUN)] if argv[0] == "trec" else []
+        )
         return [argv[0], *files, *argv[1:]], shown
 
     return build
 
 
 CASES: dict[str, Case] = {
-    **{f"directory-{where}": _dir_as(where) for where in (
-        "evaluate-recs", "evaluate-truth", "kaggle-submission", "kaggle-solution",
-        "trec-qrels", "trec-run",
-    )},  # fmt: skip
+    **{
+        f"directory-{where}": _dir_as(where)
+        for where in (
+            "evaluate-recs",
+            "evaluate-truth",
+            "kaggle-submission",
+            "kaggle-solution",
+            "trec-qrels",
+            "trec-run",
+        )
+    },
     **{f"missing-{command}": _missing(command) for command in ("evaluate", "kaggle", "trec")},
     "empty-csv-evaluate": _file_case("evaluate", ".csv", b""),
     "empty-parquet-evaluate": _file_case("evaluate", ".parquet", b""),
@@ -193,7 +202,9 @@ def test_refusal_is_one_line_naming_the_file(
     assert shown in lines[0]
 
 
-@pytest.mark.parametrize("where", ["kaggle-submission", "kaggle-solution", "trec-qrels", "trec-run"])
+@pytest.mark.parametrize(
+    "where", ["kaggle-submission", "kaggle-solution", "trec-qrels", "trec-run"]
+)
 def test_kaggle_and_trec_call_a_directory_a_directory(
     where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

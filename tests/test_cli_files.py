@@ -53,7 +53,7 @@ SPELLINGS: dict[str, Callable[[Path], str]] = {
     "same": str,
     "dot-slash": lambda p: os.path.join(p.parent, ".", p.name),
     "dot-dot": lambda p: os.path.join(p.parent, "..", p.parent.name, p.name),
-    "relative": lambda p: os.path.relpath(p),
+    "relative": os.path.relpath,
 }
 
 
@@ -153,9 +153,7 @@ def test_convention_options_reach_evaluate(
     recs = pl.DataFrame(
         {"user": ["1", "1", "1", "3"], "item": ["a", "b", "c", "a"], "score": [0.5, 0.5, 0.1, 1.0]}
     )
-    truth = pl.DataFrame(
-        {"user": ["1", "1", "2"], "item": ["b", "c", "a"], "rel": [2, 1, 3]}
-    )
+    truth = pl.DataFrame({"user": ["1", "1", "2"], "item": ["b", "c", "a"], "rel": [2, 1, 3]})
     recs.write_csv(tmp_path / "r.csv")
     truth.write_csv(tmp_path / "t.csv")
     argv = ["evaluate", str(tmp_path / "r.csv"), str(tmp_path / "t.csv"), "-m", "map@2",
@@ -249,11 +247,15 @@ def test_ids_are_compared_by_one_rule_whatever_the_format(
     assert "warning" not in err
 
 
-def test_fractional_float_ids_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fractional_float_ids_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recs = pl.DataFrame({"user": [1.5], "item": ["a"], "rank": [1]})
     recs.write_parquet(tmp_path / "r.parquet")
     (tmp_path / "t.csv").write_text("user,item\n1,a\n")
-    assert main(["evaluate", str(tmp_path / "r.parquet"), str(tmp_path / "t.csv"), "-m", "mrr"]) == 2
+    assert (
+        main(["evaluate", str(tmp_path / "r.parquet"), str(tmp_path / "t.csv"), "-m", "mrr"]) == 2
+    )
     err = capsys.readouterr().err
     assert "r.parquet: id column 'user' holds fractional numbers" in err
 
@@ -289,7 +291,9 @@ def test_trec_warns_when_run_and_qrels_share_no_query(
     assert "share few ids: 0 of 1 user id(s)" in capsys.readouterr().err
 
 
-def test_parquet_and_csv_give_the_same_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_parquet_and_csv_give_the_same_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recs, truth = prm.sample_data(n_users=60, n_items=40) if hasattr(prm, "sample_data") else (
         __import__("polars_rankmetrics.sample", fromlist=["sample_data"]).sample_data(
             n_users=60, n_items=40))  # fmt: skip

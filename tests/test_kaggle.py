@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import polars_rankmetrics as prm
 from polars_rankmetrics import cli
 from polars_rankmetrics.kaggle import (
     PRESETS,
@@ -20,6 +21,7 @@ from polars_rankmetrics.kaggle import (
     read_submission,
     score_submission,
 )
+from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
 
 
 def csv(*lines: str) -> bytes:
@@ -357,7 +359,9 @@ def test_cli_kaggle_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         (b"id,items\n  u1 ,A  B\n", [("u1", "A", 1), ("u1", "B", 2)]),
     ],
 )
-def test_csv_quoting_as_the_standard_says(text: bytes, expected: list[tuple[str, str, int]]) -> None:
+def test_csv_quoting_as_the_standard_says(
+    text: bytes, expected: list[tuple[str, str, int]]
+) -> None:
     assert read_submission(text).rows() == expected
 
 
@@ -389,8 +393,6 @@ ENDINGS = {"lf": b"\n", "crlf": b"\r\n", "cr": b"\r"}
 @pytest.mark.parametrize("ending", sorted(ENDINGS))
 @pytest.mark.parametrize("reader", ["submission", "solution", "trec_run", "trec_qrels"])
 def test_every_line_ending_reads_the_same(ending: str, reader: str) -> None:
-    from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
-
     lines = {
         "submission": [b"id,items", b"u1,A B", b"u2,C"],
         "solution": [b"id,items", b"u1,A", b"u2,C D"],
@@ -456,8 +458,6 @@ def test_per_user_breakdown_averages_to_the_score() -> None:
 
 
 def test_otto_per_user_pools_to_the_score_and_matches_evaluate() -> None:
-    import polars_rankmetrics as prm
-
     with pytest.warns(SubmissionWarning):
         score = score_submission(OTTO_SUBMISSION, OTTO_SOLUTION, preset="otto")
     with pytest.warns(SubmissionWarning):

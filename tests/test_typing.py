@@ -41,9 +41,18 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for name, code in files.items():
         (folder / f"{name}.py").write_text(code)
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
-         str(folder / ".mypy_cache"), "--config-file", "/dev/null",
-         *[str(folder / f"{name}.py") for name in files]],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            str(folder / ".mypy_cache"),
+            "--config-file",
+            "/dev/null",
+            *[str(folder / f"{name}.py") for name in files],
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,

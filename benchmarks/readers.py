@@ -107,13 +107,14 @@ CHILD = textwrap.dedent(
 )
 
 
-def _measure(kind: str, paths: list[Path]) -> dict[str, float]:
+def _measure(kind: str, paths: list[Path], root: Path) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, kind, *map(str, paths)],
+        [sys.executable, "-W", "ignore", "-c", CHILD, kind, *map(str, paths)],
         capture_output=True,
         text=True,
         check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        cwd="/",  # python -c puts the working directory first on sys.path
     )
     if done.returncode:
         raise SystemExit(f"{kind} failed:\n{done.stderr}")
@@ -126,6 +127,12 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rankmetrics-readers"))
     parser.add_argument("--only", help="one of trec_run, trec_qrels, kaggle_wide, otto")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also measure the package at this path (e.g. a git worktree of an older commit), "
+        "interleaved with this one",
+    )
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     suffix = f"{args.scale:g}"
@@ -145,19 +152,22 @@ def main() -> None:
     if not (otto_dir / "otto_solution.csv").exists():
         _otto(otto_dir, int(300_000 * args.scale))
     files["otto"] = [otto_dir / "otto_submission.csv", otto_dir / "otto_solution.csv"]
-    print("| reader | file MB | rows (or score) | added peak RSS MiB | x file size | seconds |")
-    print("|---|--:|--:|--:|--:|--:|")
+    roots = [("after", ROOT)] + ([("before", args.before)] if args.before else [])
+    print("| reader | code | file MB | rows (or score) | added peak RSS MiB | x file size | seconds |")
+    print("|---|---|--:|--:|--:|--:|--:|")
     for name, paths in files.items():
         if args.only and name != args.only:
             continue
         size = sum(path.stat().st_size for path in paths) / 2**20
-        got = _measure(name, paths)
-        rows = got["rows"]
-        shown = f"{rows:,}" if isinstance(rows, int) else f"{rows:.6f}"
-        print(
-            f"| {name} | {size:.1f} | {shown} | {got['added_mib']:.0f} | "
-            f"{got['added_mib'] / size:.1f} | {got['seconds']:.2f} |"
-        )
+        for label, root in roots:
+            got = _measure(name, paths, root)
+            rows = got["rows"]
+            shown = f"{rows:,}" if isinstance(rows, int) else f"{rows:.6f}"
+            print(
+                f"| {name} | {label} | {size:.1f} | {shown} | {got['added_mib']:.0f} | "
+                f"{got['added_mib'] / size:.1f} | {got['seconds']:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

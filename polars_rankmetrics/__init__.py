@@ -7,6 +7,7 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -32,6 +33,7 @@ __all__ = [
     "f1",
     "first_relevant_rank",
     "hit_rate",
+    "list_metrics",
     "ndcg",
     "parse_metric",
     "positions",

@@ -312,7 +312,6 @@ def list_metrics(
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     _check_parameters(head_share, alpha)
-    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
     if per_user:
         group = [m.label for m in measures if m.name in ba.GROUP_MEASURES]
         if group:
@@ -320,6 +319,7 @@ def list_metrics(
                 f"{group} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
+    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
     if _is_pandas(recs):
         return _on_pandas(  # type: ignore[no-any-return]
             recs, measures, interactions=interactions, items=items, category=category,

@@ -13,6 +13,7 @@ import difflib
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -36,9 +37,9 @@ def parse_list_metric(text: str) -> ba.Measure:
     Examples
     --------
     >>> parse_list_metric("Novelty@10")
-    Measure(label='Novelty@10', name='novelty', k=10)
+    Measure(label='Novelty@10', name='novelty', k=10, head_share=0.2, alpha=0.01)
     >>> parse_list_metric("coverage")
-    Measure(label='coverage', name='coverage', k=None)
+    Measure(label='coverage', name='coverage', k=None, head_share=0.2, alpha=0.01)
     """
     if not isinstance(text, str):
         raise TypeError(f"a measure must be a string like 'novelty@10', got {text!r}")
@@ -326,12 +327,83 @@ def list_metrics(
             user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
-    names = {m.name for m in measures}
+    measures = [replace(m, head_share=float(head_share), alpha=float(alpha)) for m in measures]
     spec: r.RecsSpec = r.RecsSpec(user, item, rank, score, tuple(r.as_list(by)), ties, duplicates)
     recs_lf = r.to_lazy(recs, name="recs")
     recs_schema = recs_lf.collect_schema()
     r.check_recs_schema(recs_schema, spec)
-    frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (recs_lf, recs_schema)}
+    in_memory = isinstance(recs, pl.DataFrame)
+    checks = _recs_checks(recs_lf, recs_schema, spec, in_memory=in_memory)
+    # rank and cut once, to the largest cutoff asked for
+    keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
+    run_lengths = r.lengths_in_rank_order(recs, spec)
+    ranked = r.with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
+    cutoffs = [m.k for m in measures]
+    largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
+    lists = r.cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
+    if in_memory and largest is not None:
+        # several sub-plans read the cut: rank and cut once (as evaluate does)
+        lists = lists.cache()
+    checks += r.list_checks(lists, spec, positions=True, in_memory=in_memory)
+    plan = plan_lists(
+        lists,
+        measures,
+        by=spec.by,
+        user=user,
+        item=item,
+        rank=rank,
+        interactions=interactions,
+        items=items,
+        category=category,
+    )
+    checks += plan.checks
+    if per_user and plan.users is not None:
+        # per_user refused group measures above, so every measure is in plan.users
+        result = plan.users.sort(spec.list_keys)
+    else:
+        result = _combine(plan, list(spec.by))
+    order = [m.label for m in measures]
+    result = result.select(*(spec.list_keys if per_user else spec.by), *order)
+    return r.like(recs, v.guard(result, checks))
+
+
+@dataclass(frozen=True)
+class ListPlan:
+    """The plans of some beyond-accuracy measures over one ranked cut.
+
+    ``users``: one row per list (by..., user) with a Float64 column per
+    per-user measure (``None`` when none was asked for); ``groups``: one row
+    per ``by`` group (one row without ``by``) with a column per group
+    measure; ``checks``: the data checks of the interactions and the catalog.
+    """
+
+    users: pl.LazyFrame | None
+    groups: pl.LazyFrame | None
+    checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]]
+
+
+def plan_lists(
+    lists: pl.LazyFrame,
+    measures: Sequence[ba.Measure],
+    *,
+    by: Sequence[str],
+    user: str,
+    item: str,
+    rank: str,
+    interactions: object,
+    items: object,
+    category: str | None,
+) -> ListPlan:
+    """Check the interactions and the catalog and build the measures' plans.
+
+    ``lists`` is the ranked cut (``by..., user, item, rank``) to the largest
+    cutoff of ``measures``, already checked (nulls, repeats). Both
+    :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
+    """
+    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    names = {m.name for m in measures}
+    spec = r.RecsSpec(user, item, rank, None, tuple(by))
+    frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()
     if names & ba.NEEDS_INTERACTIONS and interactions is not None:
         frames["interactions"] = _history_frame(interactions, spec)
@@ -339,8 +411,8 @@ def list_metrics(
     if names & ba.NEEDS_ITEMS and items is not None:
         frames["items"] = _catalog_frame(items, item, category)
     unified = _unify_keys(frames, [*shared, user, item])
-    in_memory = isinstance(recs, pl.DataFrame)
-    checks = _recs_checks(unified["recs"], recs_schema, spec, in_memory=in_memory)
+    lists = unified["recs"]
+    checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = []
     history = unified.get("interactions")
     if history is not None:
         checks += _history_checks(
@@ -352,38 +424,23 @@ def list_metrics(
             catalog, frames["items"][1], item, category, in_memory=_in_memory(items)
         )
         checks += catalog_checks
-    # rank and cut once, to the largest cutoff asked for
-    keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
-    run_lengths = r.lengths_in_rank_order(recs, spec)
-    ranked = r.with_positions(unified["recs"].select(keep), spec, run_lengths=run_lengths)
-    cutoffs = [m.k for m in measures]
-    largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
-    lists = r.cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
-    if in_memory and largest is not None:
-        # several sub-plans read the cut: rank and cut once (as evaluate does)
-        lists = lists.cache()
-    checks += r.list_checks(lists, spec, positions=True, in_memory=in_memory)
-    if catalog is not None:
         checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
         if "calibration" in names and history is not None:
             checks.append(
                 _missing_check(history.select(item).unique(), catalog, item, "interactions")
             )
-    result = _result(
-        lists,
-        [m for m in measures if m.name in ba.USER_MEASURES],
-        [m for m in measures if m.name in ba.GROUP_MEASURES],
-        ba.Keys(spec.by, user, item, rank, shared),
-        interactions=history,
-        items=catalog,
-        category=category,
-        head_share=float(head_share),
-        alpha=float(alpha),
-        per_user=per_user,
+    keys = ba.Keys(tuple(by), user, item, rank, shared)
+    user_measures = [m for m in measures if m.name in ba.USER_MEASURES]
+    group_measures = [m for m in measures if m.name in ba.GROUP_MEASURES]
+    users = (
+        ba.per_user(
+            lists, user_measures, keys, interactions=history, items=catalog, category=category
+        )
+        if user_measures
+        else None
     )
-    order = [m.label for m in measures]
-    result = result.select(*(spec.list_keys if per_user else spec.by), *order)
-    return r.like(recs, v.guard(result, checks))
+    groups = ba.per_group(lists, group_measures, keys, items=catalog) if group_measures else None
+    return ListPlan(users, groups, checks)
 
 
 def _history_frame(interactions: object, spec: r.RecsSpec) -> tuple[pl.LazyFrame, pl.Schema]:
@@ -533,38 +590,14 @@ def _missing_check(
     )
 
 
-def _result(
-    lists: pl.LazyFrame,
-    user_measures: Sequence[ba.Measure],
-    group_measures: Sequence[ba.Measure],
-    keys: ba.Keys,
-    *,
-    interactions: pl.LazyFrame | None,
-    items: pl.LazyFrame | None,
-    category: str | None,
-    head_share: float,
-    alpha: float,
-    per_user: bool,
-) -> pl.LazyFrame:
-    by = list(keys.by)
+def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
+    """One row per ``by`` group: the means of the per-user measures beside the group ones."""
     parts: list[pl.LazyFrame] = []
-    if user_measures or per_user:
-        users = ba.per_user(
-            lists,
-            user_measures,
-            keys,
-            interactions=interactions,
-            items=items,
-            category=category,
-            head_share=head_share,
-            alpha=alpha,
-        )
-        if per_user:
-            return users.sort(keys.list_keys)
-        means = [pl.col(m.label).mean() for m in user_measures]
-        parts.append(users.group_by(by).agg(means) if by else users.select(means))
-    if group_measures:
-        parts.append(ba.per_group(lists, group_measures, keys, items=items))
+    if plan.users is not None:
+        means = [pl.col(name).mean() for name in plan.users.collect_schema().names()[len(by) + 1 :]]
+        parts.append(plan.users.group_by(by).agg(means) if by else plan.users.select(means))
+    if plan.groups is not None:
+        parts.append(plan.groups)
     result = parts[0]
     for part in parts[1:]:
         # both have one row per by group with at least one list (one row without by)

@@ -63,11 +63,16 @@ _CATALOG_N = "__prm_catalog_n"
 
 @dataclass(frozen=True)
 class Measure:
-    """One requested measure: the label as given, its name and cutoff."""
+    """One requested measure: its output column, name, cutoff and parameter.
+
+    ``head_share`` is read by ``long_tail``, ``alpha`` by ``calibration``.
+    """
 
     label: str
     name: str
     k: int | None
+    head_share: float = 0.2
+    alpha: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -118,8 +123,15 @@ def _attach(
 # ---------------------------------------------------------------------------
 
 
-def popularity(history: pl.LazyFrame, keys: Keys, head_share: float) -> pl.LazyFrame:
-    """Per item (and shared ``by`` group): c_i and whether it is in the head.
+def head_column(head_share: float) -> str:
+    """The Boolean column of :func:`popularity` marking the head for this share."""
+    return f"{_HEAD}@{head_share!r}"
+
+
+def popularity(
+    interactions: pl.LazyFrame, keys: Keys, head_shares: Sequence[float] = ()
+) -> pl.LazyFrame:
+    """Per item (and shared ``by`` group): c_i and, per share, whether it is in the head.
 
     c_i counts distinct users (a repeated interaction counts once). The head
     is the shortest prefix of the items sorted by c_i descending (ties: item
@@ -128,9 +140,11 @@ def popularity(history: pl.LazyFrame, keys: Keys, head_share: float) -> pl.LazyF
     """
     shared = list(keys.shared)
     # n_unique per item costs about half of finding the distinct pairs first
-    counts = history.group_by([*shared, keys.item]).agg(
+    counts = interactions.group_by([*shared, keys.item]).agg(
         pl.col(keys.user).n_unique().cast(pl.Int64).alias(_C)
     )
+    if not head_shares:
+        return counts
     ordered = counts.sort(
         [*shared, _C, keys.item], descending=[False] * len(shared) + [True, False]
     )
@@ -138,8 +152,10 @@ def popularity(history: pl.LazyFrame, keys: Keys, head_share: float) -> pl.LazyF
     total = pl.col(_C).sum()
     if shared:
         before, total = before.over(shared), total.over(shared)
-    head = before.cast(pl.Float64) < total.cast(pl.Float64) * head_share
-    return ordered.with_columns(head.alias(_HEAD))
+    return ordered.with_columns(
+        (before.cast(pl.Float64) < total.cast(pl.Float64) * share).alias(head_column(share))
+        for share in dict.fromkeys(head_shares)
+    )
 
 
 def user_counts(interactions: pl.LazyFrame, keys: Keys) -> pl.LazyFrame:
@@ -163,7 +179,7 @@ def _simple_expr(measure: Measure, rank: str) -> pl.Expr:
     elif measure.name == "arp":
         term = pl.col(_C).cast(pl.Float64)
     else:
-        term = (~pl.col(_HEAD)).cast(pl.Float64)
+        term = (~pl.col(head_column(measure.head_share))).cast(pl.Float64)
     # the mean over the list's rows within the cut is (1 / k_u) Σ; no row gives null
     return term.filter(within).mean().alias(measure.label)
 
@@ -176,8 +192,6 @@ def per_user(
     interactions: pl.LazyFrame | None,
     items: pl.LazyFrame | None,
     category: str | None,
-    head_share: float,
-    alpha: float,
 ) -> pl.LazyFrame:
     """One row per list (``by..., user``) in ``lists``, a Float64 column per measure.
 
@@ -193,9 +207,11 @@ def per_user(
         if interactions is None:
             raise ValueError("novelty, arp and long_tail need interactions")
         shared = list(keys.shared)
-        popular = popularity(interactions, keys, head_share)
+        shares = [m.head_share for m in simple if m.name == "long_tail"]
+        popular = popularity(interactions, keys, shares)
+        heads = [head_column(share) for share in dict.fromkeys(shares)]
         rows = rows.join(popular, on=[*shared, keys.item], how="left").with_columns(
-            pl.col(_C).fill_null(0), pl.col(_HEAD).fill_null(value=False)
+            pl.col(_C).fill_null(0), *[pl.col(head).fill_null(value=False) for head in heads]
         )
         rows = _attach(rows, user_counts(interactions, keys), shared)
     result = rows.group_by(list_keys).agg(
@@ -219,7 +235,7 @@ def per_user(
                 category,
                 keys,
                 label=measure.label,
-                alpha=alpha,
+                alpha=measure.alpha,
             )
             result = result.join(miscalibration, on=list_keys, how="left")
     return result.select(*list_keys, *[pl.col(m.label).cast(pl.Float64) for m in measures])

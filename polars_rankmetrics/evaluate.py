@@ -24,6 +24,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -31,6 +32,7 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
+from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
@@ -333,7 +335,7 @@ class _Request:
 
 def per_user_parts(
     recs: r.FrameT,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -350,6 +352,9 @@ def per_user_parts(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
     conventions: Preset | Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> r.FrameT:
     """Per-user parts of each metric: what :func:`aggregate` combines into ``evaluate``'s means.
 
@@ -390,7 +395,8 @@ def per_user_parts(
         duplicates=duplicates,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
-    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    described = _ListInputs(interactions, items, category)
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv, described=described)
     columns = [name for request in requests for name in request.part_names()]
     result = parts.select(*keys, *columns).sort(keys)
     return r.like(recs, v.guard(result, checks))
@@ -398,7 +404,7 @@ def per_user_parts(
 
 def evaluate(
     recs: r.FrameT,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -416,6 +422,9 @@ def evaluate(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
     conventions: Preset | Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> r.FrameT:
     """Evaluate recommendations against the truth: per-user scores or their means.
 
@@ -547,7 +556,8 @@ def evaluate(
         duplicates=duplicates,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
-    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    described = _ListInputs(interactions, items, category)
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv, described=described)
     if per_user:
         values = [
             request.measure.value(
@@ -611,12 +621,23 @@ def check_roles(
             seen[name] = role
 
 
+@dataclass(frozen=True)
+class _ListInputs:
+    """What the measures of the lists themselves read besides the lists (beyond accuracy)."""
+
+    interactions: Any
+    items: Any
+    category: str | None
+
+
 def _plan(
     recs: pl.DataFrame | pl.LazyFrame,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     roles: _Roles,
     conv: Conventions,
+    *,
+    described: _ListInputs,
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]], list[_Request], list[str]]:
     """The per-user parts frame (unsorted, unguarded), its data checks, the requests, the keys."""
     specs = parse_metrics(metrics)
@@ -651,10 +672,25 @@ def _plan(
     recs_spec = r.RecsSpec(
         roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
     )
-    recs_lf, truth_lf, truth_spec, checks = r.prepare(
-        recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
-    )
+    # measures of the lists themselves (coverage, novelty, ...) read no truth
+    judged = [request for request in requests if "list" not in request.measure.inputs]
+    described_requests = [request for request in requests if "list" in request.measure.inputs]
     in_memory = isinstance(recs, pl.DataFrame)
+    if judged and truth is None:
+        raise ValueError(
+            f"{[request.spec.label for request in judged]} compare the lists with the truth: "
+            "pass truth= (it may be None only when every metric describes the lists "
+            f"themselves: {[m.name for m in registry.all_measures() if 'list' in m.inputs]})"
+        )
+    if judged and truth is not None:
+        recs_lf, truth_lf, truth_spec, checks = r.prepare(
+            recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
+        )
+    else:
+        recs_lf = r.to_lazy(recs, name="recs")
+        recs_schema = recs_lf.collect_schema()
+        r.check_recs_schema(recs_schema, recs_spec)
+        checks = [(recs_lf, r.recs_checks(recs_spec, recs_schema, in_memory=in_memory))]
     ranked = _ranked_cut(
         recs_lf,
         recs_spec,
@@ -662,34 +698,105 @@ def _plan(
         hold=in_memory,
         run_lengths=r.lengths_in_rank_order(recs, recs_spec),
     )
-    inputs = {name for request in requests for name in request.measure.inputs}
-    # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
-    levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
-    per_user, hit_rows = _per_user(
-        recs_lf,
-        ranked,
-        truth_lf,
-        spec=recs_spec,
-        truth_spec=truth_spec,
-        requests=requests,
-        conv=conv,
-        grade_levels=levels,
-    )
-    parts = _parts(
-        per_user,
-        recs_lf,
-        _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
-        spec=recs_spec,
-        requests=requests,
-        conv=conv,
-    )
+    parts: pl.LazyFrame | None = None
+    hit_rows: pl.LazyFrame | None = None
+    if judged and truth is not None:
+        inputs = {name for request in judged for name in request.measure.inputs}
+        # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
+        levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
+        per_user, hit_rows = _per_user(
+            recs_lf,
+            ranked,
+            truth_lf,
+            spec=recs_spec,
+            truth_spec=truth_spec,
+            requests=judged,
+            conv=conv,
+            grade_levels=levels,
+        )
+        parts = _parts(
+            per_user,
+            recs_lf,
+            _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
+            spec=recs_spec,
+            requests=judged,
+            conv=conv,
+        )
+    if described_requests:
+        parts, list_checks = _list_parts(parts, ranked, recs_spec, described_requests, described)
+        checks.extend(list_checks)
+    if parts is None:  # unreachable: metrics is never empty
+        raise ValueError("metrics is empty")
     whole_lists = any(request.measure.repeats == "list" for request in requests)
     checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
-    if roles.score is None and not whole_lists:
+    if roles.score is None and not whole_lists and hit_rows is not None:
         # a repeated position changes a hits measure only where a relevant item sits,
         # so check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
     return parts, checks, requests, keys
+
+
+def _list_parts(
+    parts: pl.LazyFrame | None,
+    ranked: pl.LazyFrame,
+    spec: r.RecsSpec,
+    requests: Sequence[_Request],
+    described: _ListInputs,
+) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
+    """Add the measures of the lists themselves to the per-user parts.
+
+    Their users are the users with a list in the cut, whatever the truth: the
+    rows of ``parts`` (users judged on the truth) and those users are joined
+    in full, each metric null on the rows of users it does not count, which
+    every aggregation skips. A group measure's value is written on every row
+    of its group.
+    """
+    from polars_rankmetrics import beyond  # noqa: PLC0415 - beyond imports this module's peers
+
+    measures = {
+        request.ctx.name(request.measure.name): ba.Measure(
+            request.ctx.name(request.measure.name),
+            request.measure.name,
+            request.ctx.k,
+            **{
+                name: float(value)
+                for name, value in request.ctx.params.items()
+                if name in ("head_share", "alpha") and value is not None
+            },
+        )
+        for request in requests
+    }
+    plan = beyond.plan_lists(
+        ranked,
+        list(measures.values()),
+        by=spec.by,
+        user=spec.user,
+        item=spec.item,
+        rank=spec.rank,
+        interactions=described.interactions,
+        items=described.items,
+        category=described.category,
+    )
+    list_keys = spec.list_keys
+    key_types = ranked.collect_schema()
+    users = plan.users if plan.users is not None else ranked.select(list_keys).unique()
+    # the list plan may widen id dtypes to match the interactions; give them back
+    users = users.with_columns(pl.col(key).cast(key_types[key]) for key in list_keys)
+    if parts is not None:
+        users = parts.join(users, on=list_keys, how="full", coalesce=True)
+    if plan.groups is not None:
+        groups = plan.groups.with_columns(pl.col(key).cast(key_types[key]) for key in spec.by)
+        users = (
+            users.join(groups, on=list(spec.by), how="left")
+            if spec.by
+            else users.join(groups, how="cross")
+        )
+    finals = [
+        expression.alias(part_column(request.spec.label, suffix))
+        for request in requests
+        for suffix, expression in request.measure.finals(request.ctx).items()
+    ]
+    return users.with_columns(finals), plan.checks
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:

@@ -7,6 +7,7 @@ below, and see ``docs/REGISTRY.md``.
 
 from polars_rankmetrics._measures import (
     average_precision,
+    beyond_accuracy,
     f1,
     fbeta,
     hit_rate,
@@ -43,5 +44,15 @@ __all__ = [
 ]
 
 # the family modules register their measures when imported
-del average_precision, f1, fbeta, hit_rate, mean_rank, ndcg, pooled_recall, precision
+del (
+    average_precision,
+    beyond_accuracy,
+    f1,
+    fbeta,
+    hit_rate,
+    mean_rank,
+    ndcg,
+    pooled_recall,
+    precision,
+)
 del r_precision, recall, reciprocal_rank

@@ -28,7 +28,17 @@ The tables a measure reads (``inputs``):
     per-user column ``ctx.ideal_dcg`` (counted per grade, or ranked when the
     grades are not known up front).
 
-Every per-user row also has :data:`N_RELEVANT` (m_u).
+``"list"``
+    A measure of the lists themselves, computed by
+    :mod:`polars_rankmetrics._measures.beyond_accuracy` from the ranked cut
+    (no truth); its ``finals`` read the per-list or per-group column
+    ``ctx.name(<measure name>)`` that plan writes. The users it counts are the
+    users with a list, whatever the truth.
+``"interactions"``, ``"catalog"``, ``"category"``
+    A list measure that also reads ``evaluate``'s ``interactions=``,
+    ``items=`` or ``category=``.
+
+Every per-user row of a truth measure also has :data:`N_RELEVANT` (m_u).
 """
 
 from __future__ import annotations
@@ -72,8 +82,28 @@ HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
-Input = Literal["hits", "hit_index", "n_relevant_on_hits", "grades", "ideal"]
-INPUTS: tuple[Input, ...] = ("hits", "hit_index", "n_relevant_on_hits", "grades", "ideal")
+Input = Literal[
+    "hits",
+    "hit_index",
+    "n_relevant_on_hits",
+    "grades",
+    "ideal",
+    "list",
+    "interactions",
+    "catalog",
+    "category",
+]
+INPUTS: tuple[Input, ...] = (
+    "hits",
+    "hit_index",
+    "n_relevant_on_hits",
+    "grades",
+    "ideal",
+    "list",
+    "interactions",
+    "catalog",
+    "category",
+)
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]
 

@@ -22,10 +22,12 @@ item i) and ILD only pairs the items within one list.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
+
+from polars_rankmetrics._measures import _registry as registry
 
 __all__ = [
     "GROUP_MEASURES",
@@ -33,6 +35,7 @@ __all__ = [
     "NEEDS_CATEGORY",
     "NEEDS_INTERACTIONS",
     "NEEDS_ITEMS",
+    "REGISTERED",
     "USER_MEASURES",
     "Keys",
     "Measure",
@@ -451,3 +454,81 @@ def _group_value(measure: Measure) -> pl.Expr:
     k = pl.col(f"__prm_longest@{measure.k}") if measure.k is None else pl.lit(float(measure.k))
     all_pairs = users * (users - 1.0) / 2.0 * k
     return pl.when(users >= 2).then(1.0 - pl.col(f"__prm_pairs_{label}") / all_pairs)
+
+
+# ---------------------------------------------------------------------------
+# Registration: the metric strings of ``evaluate``
+# ---------------------------------------------------------------------------
+
+
+def _check_head_share(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"long_tail's head_share must be between 0 and 1, got {value!r}")
+    return value
+
+
+def _check_alpha(value: float) -> float:
+    if not 0.0 < value <= 1.0:
+        raise ValueError(
+            f"calibration's alpha must be in (0, 1] (0 makes the divergence infinite), "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _reads_plan_column(name: str) -> Callable[[registry.Context], Mapping[str, pl.Expr]]:
+    def finals(ctx: registry.Context) -> Mapping[str, pl.Expr]:
+        # the list plan (polars_rankmetrics.beyond.plan_lists) writes this column
+        return {"": pl.col(ctx.name(name))}
+
+    return finals
+
+
+_DOCS = {
+    "coverage": "coverage@k = distinct items in the top-k lists / catalog size",
+    "novelty": "novelty@k = mean_u (1/k_u) sum_i -log2(max(c_i, 1) / N)",
+    "arp": "arp@k = mean_u (1/k_u) sum_i c_i (average recommendation popularity)",
+    "long_tail": "long_tail(head_share=s)@k = mean_u share of the list outside the head",
+    "gini": "gini@k = sum_j (2j - n - 1) x_(j) / (n sum x), exposures x over the catalog",
+    "personalization": "personalization@k = 1 - sum_i x_i (x_i - 1) / 2 / (U (U - 1) / 2 k)",
+    "ild": "ild@k = mean_u mean over item pairs of 1 - Jaccard(categories)",
+    "calibration": "calibration(alpha=a)@k = mean_u KL(p_u || (1 - a) q_u + a p_u) (Steck 2018)",
+}
+_PARAMS: dict[str, tuple[registry.Param, ...]] = {
+    "long_tail": (
+        registry.Param(
+            "head_share", float, 0.2, "share of sum c_i the head reaches", _check_head_share
+        ),
+    ),
+    "calibration": (registry.Param("alpha", float, 0.01, "share of p mixed into q", _check_alpha),),
+}
+
+
+def _inputs(name: str) -> frozenset[registry.Input]:
+    inputs: set[registry.Input] = {"list"}
+    if name in NEEDS_INTERACTIONS:
+        inputs.add("interactions")
+    if name in NEEDS_ITEMS:
+        inputs.add("catalog")
+    if name in NEEDS_CATEGORY:
+        inputs.add("category")
+    return frozenset(inputs)
+
+
+REGISTERED = {
+    name: registry.register(
+        registry.Measure(
+            name=name,
+            finals=_reads_plan_column(name),
+            doc=_DOCS[name],
+            params=_PARAMS.get(name, ()),
+            inputs=_inputs(name),
+            # coverage, diversity and the rest see every row of the cut
+            repeats="list",
+            aggregation="group" if name in GROUP_MEASURES else "mean",
+            # a user without a value (no list within the cut) is not counted
+            fill=None,
+        )
+    )
+    for name in MEASURES
+}

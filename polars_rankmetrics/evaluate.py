@@ -442,8 +442,13 @@ def evaluate(
         (``hits``, ``success``: 1 if anything relevant is in the top k),
         ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
         ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
-        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``). Each becomes a
-        Float64 column named exactly as given.
+        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``). Measures of the
+        lists themselves, which read no truth (see
+        :func:`polars_rankmetrics.list_metrics` for their formulas and
+        conventions): ``coverage``, ``novelty``, ``arp``,
+        ``long_tail(head_share=0.2)``, ``gini``, ``personalization``, ``ild``,
+        ``calibration(alpha=0.01)``. Each becomes a Float64 column named
+        exactly as given.
     user, item, rank, score, relevance
         Column roles, distinct from each other and from ``by``. With
         ``score``, ranks are derived per user (``ties``); with
@@ -492,6 +497,15 @@ def evaluate(
         and ``users_without_truth="judged"``. ``"default"``: ``"min_k"``,
         ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``.
         See :mod:`polars_rankmetrics.conventions`.
+    interactions, items, category
+        For the measures of the lists: the training history (novelty, arp,
+        long_tail, calibration), the item catalog (coverage, gini, ild,
+        calibration) and its category column (ild, calibration), as in
+        :func:`polars_rankmetrics.list_metrics`. ``truth`` may be ``None``
+        when only such measures are asked for. Their users are the users with
+        a list, whatever the truth; with ``per_user=True`` a metric is null on
+        the rows of users it does not count, and a group measure (coverage,
+        gini, personalization) shows its group's value on every row.
 
     Returns
     -------

@@ -234,7 +234,7 @@ def relevance(
 
 def evaluate(
     recs: pd.DataFrame,
-    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -252,6 +252,9 @@ def evaluate(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: _ranking.Duplicates | None = None,
     conventions: Preset | _Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> pd.DataFrame:
     """Evaluate recommendations in a pandas frame against the truth.
 
@@ -267,7 +270,8 @@ def evaluate(
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
     user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
-relevance_level, users_without_recs, users_without_truth, duplicates, conventions
+relevance_level, users_without_recs, users_without_truth, duplicates, conventions, \
+interactions, items, category
         As in :func:`polars_rankmetrics.evaluate`, which documents every
         convention and which users are averaged.
 
@@ -298,7 +302,7 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
     frame = _arrow.to_polars(recs, name="recs")
     roles = [user, item, score or rank, *_ranking.as_list(by)]
     _check_index_roles(recs, "recs", roles)
-    truth_frame, truth_sources = _truth_to_polars(truth)
+    truth_frame, truth_sources = (None, []) if truth is None else _truth_to_polars(truth)
     if truth_sources:
         _check_index_roles(truth_sources[0][0], "truth", [user, item, relevance])
     result = _core_evaluate(
@@ -306,7 +310,7 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
         relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
         ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
         users_without_truth=users_without_truth, duplicates=duplicates,
-        conventions=conventions,
+        conventions=conventions, interactions=interactions, items=items, category=category,
     )  # fmt: skip
     return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
 

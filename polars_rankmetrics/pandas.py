@@ -408,7 +408,7 @@ class _FrameRank:
 
     def evaluate(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
         user: str = "user",
@@ -426,13 +426,16 @@ class _FrameRank:
         users_without_truth: UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
         conventions: Preset | _Conventions = "default",
+        interactions: Any = None,
+        items: Any = None,
+        category: str | None = None,
     ) -> pd.DataFrame:
         return evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
             users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions,
+            conventions=conventions, interactions=interactions, items=items, category=category,
         )  # fmt: skip
 
 

@@ -278,7 +278,9 @@ def list_metrics(
     ``calibration`` only users that have interactions. U in personalization
     is the number of those users; without a cutoff personalization compares
     lists at the longest list's length, and it is null for fewer than two
-    users. Items absent from the interactions have c_i = 0 (novelty counts
+    users. A ``by`` group without any list within the largest cutoff has no
+    row; without ``by``, the one row is then null throughout. Items absent
+    from the interactions have c_i = 0 (novelty counts
     them as seen once) and are never in the head. An item with m categories
     gives 1/m to each in calibration; ILD compares category sets (one
     category is a set of one). Repeated interaction rows count once in c_i,

@@ -402,3 +402,14 @@ def test_novelty_is_finite_for_items_nobody_saw() -> None:
     result = prm.list_metrics(recs, ["novelty"], interactions=pl.DataFrame(HISTORY))
     # max(c, 1) = 1: -log2(1 / 5)
     assert result["novelty"][0] == pytest.approx(math.log2(5))
+
+
+def test_no_list_within_the_cut_describes_nothing(backend: Backend) -> None:
+    # the only list starts at rank 3: at k = 2 there is no list, so no value (not coverage 0)
+    recs = {"user": [1], "item": ["a"], "rank": [3]}
+    result = run(backend, recs, ["coverage@2", "arp@2"], items=CATALOG, interactions=HISTORY)
+    assert result.row(0) == (None, None)
+    # with by, such a group has no row at all
+    recs = {"model": ["p", "q"], "user": [1, 1], "item": ["a", "a"], "rank": [1, 3]}
+    result = run(backend, recs, ["coverage@2"], items=CATALOG, by="model")
+    assert result.rows() == [("p", 0.125)]

@@ -156,8 +156,12 @@ def test_group_values_match_the_textbook(case: dict[str, Any]) -> None:
     expected_rows = []
     for group in _groups(case, by):
         lists, group_history, catalog = _textbook_inputs(case, group)
-        if by and not tb.top(lists, largest):
-            continue  # no list within the largest cut: the group has no users
+        if not tb.top(lists, largest):
+            # no list within the largest cut: the group has no users (no row), and
+            # without by the one row has nothing to describe
+            if not by:
+                expected_rows.append(dict.fromkeys(labels.values()))
+            continue
         row = {"fold": group[0], "model": group[1]}
         for name, k in case["cutoffs"].items():
             row[labels[name]] = tb.group_value(
@@ -166,12 +170,8 @@ def test_group_values_match_the_textbook(case: dict[str, Any]) -> None:
             )  # fmt: skip
         expected_rows.append(row)
     if not by and not expected_rows:
-        # no recommendations at all: one row, coverage 0 and the rest undefined
-        lists, group_history, catalog = _textbook_inputs(case, ("f1", "m1"))
-        expected_rows = [
-            {label: tb.group_value(name, case["cutoffs"][name], lists, group_history, catalog)
-             for name, label in labels.items()}
-        ]  # fmt: skip
+        # no recommendations at all: one row, every measure undefined (no lists to describe)
+        expected_rows = [dict.fromkeys(labels.values())]
     assert result.height == len(expected_rows)
     for actual, expected in zip(result.iter_rows(named=True), expected_rows, strict=True):
         for column in by:
@@ -223,3 +223,26 @@ def test_per_user_values_match_the_textbook(case: dict[str, Any]) -> None:
         key = (*[actual[column] for column in by], actual["user"])
         for label, value in expected[key].items():
             assert _close(actual[label], value), (key, label, actual[label], value)
+
+
+@PROFILE
+@given(cases())
+def test_evaluate_gives_the_numbers_of_list_metrics(case: dict[str, Any]) -> None:
+    recs, history, items, by = _frames(case)
+    labels = [_label(name, k) for name, k in case["cutoffs"].items()]
+    share, alpha = case["head_share"], case["alpha"]
+    # evaluate takes the parameters in the metric strings
+    strings = [
+        label.replace("long_tail", f"long_tail(head_share={share})").replace(
+            "calibration", f"calibration(alpha={alpha})"
+        )
+        for label in labels
+    ]
+    inputs = {"interactions": history, "items": items, "category": "category", "by": by or None}
+    expected = prm.list_metrics(recs, labels, head_share=share, alpha=alpha, **inputs)
+    got = prm.evaluate(recs, None, strings, **inputs)
+    assert got.columns == [*by, *strings]
+    assert got.height == expected.height
+    for label, string in zip(labels, strings, strict=True):
+        for a, b in zip(got[string], expected[label], strict=True):
+            assert _close(a, b), (string, a, b)

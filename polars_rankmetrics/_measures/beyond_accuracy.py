@@ -407,6 +407,8 @@ def per_group(
         else:
             shared_pairs = (x * (x - 1)).sum().cast(pl.Float64) / 2.0
             columns.append(shared_pairs.alias(f"__prm_pairs_{measure.label}"))
+    # no list at all (possible only without by): no group of lists to describe
+    columns.append(pl.len().alias("__prm_any_list"))
     groups = _agg(exposures, by, columns)
     if any(m.name == "personalization" for m in measures):
         lengths = lists.group_by(keys.list_keys).agg(
@@ -433,7 +435,10 @@ def per_group(
             raise ValueError("coverage and gini need items")
         catalog = items.select(pl.len().cast(pl.Float64).alias(_CATALOG_N))
         groups = _attach(groups, catalog, [])
-    finals = [_group_value(m).cast(pl.Float64).alias(m.label) for m in measures]
+    finals = [
+        pl.when(pl.col("__prm_any_list") > 0).then(_group_value(m)).cast(pl.Float64).alias(m.label)
+        for m in measures
+    ]
     return groups.select(*by, *finals)
 
 

@@ -58,7 +58,9 @@ TASKS = {
             "calibration@10",
         ],
     ),
+    "evaluate: the three + all eight, one call": ("evaluate_all", []),
 }
+EIGHT = TASKS["all eight @10"][1]
 
 
 def generate(folder: Path, users: int, length: int, catalog: int, interactions: int) -> None:
@@ -145,6 +147,11 @@ def run_task(folder: Path, kind: str, metrics: list[str], repeat: int) -> dict[s
         start = time.perf_counter()
         if kind == "evaluate":
             prm.evaluate(recs, truth, ["map@10", "ndcg@10", "mrr@10"])
+        elif kind == "evaluate_all":
+            prm.evaluate(
+                recs, truth, ["map@10", "ndcg@10", "mrr@10", *EIGHT],
+                interactions=interactions, items=items, category="cats",
+            )  # fmt: skip
         else:
             category = "genre" if kind == "list_genre" else "cats"
             prm.list_metrics(

@@ -326,44 +326,54 @@ def calibration(
     label: str,
     alpha: float,
 ) -> pl.LazyFrame:
-    """KL(p ‖ q~) per list whose user has interactions (Steck 2018).
+    """KL(p || q~) per list whose user has interactions (Steck 2018).
 
     p: the category distribution of the user's distinct interacted items,
     q: that of the list; an item with m categories gives 1/m to each;
     q~ = (1 - alpha) q + alpha p. Only categories with p(c) > 0 add to the sum.
+
+    The history's and the list's weights go into one table and one
+    ``group_by(list, category)`` sums both (P_c, Q_c); the user's totals are
+    then the number of distinct items (H = sum P_c) and k_u (K = sum Q_c),
+    since each item's weights sum to 1, so p = P/H and q = Q/K.
     """
     list_keys = keys.list_keys
     history_keys = [*keys.shared, keys.user]
     weights = item_categories(items, keys.item, category).select(keys.item, _CAT, _W)
-    lengths = lists.group_by(list_keys).agg(pl.len().cast(pl.Float64).alias(_KU))
-    users = lengths.select(history_keys).unique()
+    users = lists.select(list_keys).unique()
     # p is needed only for users with a list: drop the rest before finding distinct pairs
     history = (
-        interactions.join(users, on=history_keys, how="semi")
+        interactions.join(users.select(history_keys).unique(), on=history_keys, how="semi")
         .select(*history_keys, keys.item)
         .unique()
+    )
+    if set(history_keys) != set(list_keys):
+        # groups the history does not have (models) share it: one copy per list
+        history = users.join(history, on=history_keys, how="inner")
+    taste = history.join(weights, on=keys.item, how="inner").select(
+        *list_keys, _CAT, pl.col(_W).alias("__prm_p"), pl.lit(0.0).alias("__prm_q")
     )
     shown = (
         lists.select(*list_keys, keys.item)
         .join(weights, on=keys.item, how="inner")
+        .select(*list_keys, _CAT, pl.lit(0.0).alias("__prm_p"), pl.col(_W).alias("__prm_q"))
+    )
+    sums = (
+        pl.concat([taste, shown])
         .group_by([*list_keys, _CAT])
-        .agg(pl.col(_W).sum().alias("__prm_q"))
+        .agg(pl.col("__prm_p").sum(), pl.col("__prm_q").sum())
     )
-    sizes = history.group_by(history_keys).agg(pl.len().cast(pl.Float64).alias("__prm_h"))
-    taste = (
-        history.join(weights, on=keys.item, how="inner")
-        .group_by([*history_keys, _CAT])
-        .agg(pl.col(_W).sum().alias("__prm_p"))
-        .join(sizes, on=history_keys, how="inner")
-        .with_columns(pl.col("__prm_p") / pl.col("__prm_h"))
+    big_p, big_q = pl.col("__prm_p"), pl.col("__prm_q")
+    # the totals as windows, then elementwise terms and a plain sum: the same
+    # normalisation written inside the aggregation ran per group, about 4x slower
+    totals = sums.with_columns(
+        big_p.sum().over(list_keys).alias("__prm_h"), big_q.sum().over(list_keys).alias(_KU)
     )
-    p, q = pl.col("__prm_p"), pl.col("__prm_q").fill_null(0.0) / pl.col(_KU)
+    p, q = big_p / pl.col("__prm_h"), big_q / pl.col(_KU)
     mixed = (1.0 - alpha) * q + alpha * p
-    terms = (
-        lengths.join(taste, on=history_keys, how="inner")
-        .join(shown, on=[*list_keys, _CAT], how="left")
-        .select(*list_keys, (p * (p / mixed).log()).alias(label))
-    )
+    # only p(c) > 0 adds to the sum; a user without interactions has no such row and
+    # gets no value (not counted)
+    terms = totals.filter(big_p > 0).select(*list_keys, (p * (p / mixed).log()).alias(label))
     return terms.group_by(list_keys).agg(pl.col(label).sum())
 
 

@@ -277,9 +277,11 @@ def intra_list_diversity(
     One category per item: 1 - Jaccard is 1 for two categories, 0 for one,
     so the pairs that share a category are Σ_c n_c (n_c - 1) / 2 over the
     list's count n_c per category; no pair is built. Several categories per
-    item: only the pairs that share a category have Jaccard > 0, so the list
-    is joined with itself on the category (pairs a < b), which gives |A ∩ B|
-    per pair; Jaccard = |A ∩ B| / (|A| + |B| - |A ∩ B|).
+    item: only the pairs that share a category have Jaccard > 0; pairs of two
+    one-category items are counted as above, and the pairs with an item of
+    several categories come from joining the list with those items on the
+    category, which gives |A ∩ B| per pair; Jaccard = |A ∩ B| / (|A| + |B| -
+    |A ∩ B|).
     """
     list_keys = keys.list_keys
     pairs = (pl.col(_KU) * (pl.col(_KU) - 1)).cast(pl.Float64) / 2.0
@@ -298,16 +300,37 @@ def intra_list_diversity(
             on=keys.item,
             how="inner",
         )
-        other = exploded.rename({keys.item: _ITEM_B, _M: _M_B})
+        # two one-category items share theirs or not (Jaccard 1 or 0): count those pairs
+        # per category, as above; only pairs with an item of several categories are built
+        single = exploded.filter(pl.col(_M) == 1)
+        same = (
+            single.group_by([*list_keys, _CAT])
+            .agg(pl.len().cast(pl.Int64).alias(_X))
+            .group_by(list_keys)
+            .agg(((pl.col(_X) * (pl.col(_X) - 1)).cast(pl.Float64) / 2.0).sum().alias("__prm_s"))
+        )
+        several = exploded.filter(pl.col(_M) > 1).rename({keys.item: _ITEM_B, _M: _M_B})
+        # a one-category item meets each item of several categories once (on the right);
+        # two items of several categories meet in both orders: keep a < b
         intersections = (
-            exploded.join(other, on=[*list_keys, _CAT], how="inner")
-            .filter(pl.col(keys.item) < pl.col(_ITEM_B))
+            exploded.join(several, on=[*list_keys, _CAT], how="inner")
+            .filter((pl.col(_M) == 1) | (pl.col(keys.item) < pl.col(_ITEM_B)))
             .group_by([*list_keys, keys.item, _ITEM_B])
             .agg(pl.len().alias("__prm_inter"), pl.col(_M).first(), pl.col(_M_B).first())
         )
         inter = pl.col("__prm_inter").cast(pl.Float64)
         jaccard = inter / (pl.col(_M).cast(pl.Float64) + pl.col(_M_B).cast(pl.Float64) - inter)
-        similar = intersections.group_by(list_keys).agg(jaccard.sum().alias("__prm_similar"))
+        mixed = intersections.group_by(list_keys).agg(jaccard.sum().alias("__prm_j"))
+        similar = (
+            pl.concat(
+                [
+                    same.select(*list_keys, pl.col("__prm_s").alias("__prm_similar")),
+                    mixed.select(*list_keys, pl.col("__prm_j").alias("__prm_similar")),
+                ]
+            )
+            .group_by(list_keys)
+            .agg(pl.col("__prm_similar").sum())
+        )
         lengths = lists.group_by(list_keys).agg(pl.len().cast(pl.Int64).alias(_KU))
         per_list = lengths.join(similar, on=list_keys, how="left").with_columns(
             pl.col("__prm_similar").fill_null(0.0)

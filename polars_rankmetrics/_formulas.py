@@ -36,7 +36,9 @@ def gain(grade: pl.Expr, kind: Gain) -> pl.Expr:
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
 
 
-def ideal_dcg(levels: Sequence[tuple[pl.Expr, pl.Expr]], k: int) -> pl.Expr:
+def ideal_dcg(
+    levels: Sequence[tuple[pl.Expr, pl.Expr]], k: int, longest: int | None = None
+) -> pl.Expr:
     """The ideal DCG@k of a user from the number of items at each grade.
 
     ``levels`` pairs each grade's gain with the user's count of items at that
@@ -44,23 +46,30 @@ def ideal_dcg(levels: Sequence[tuple[pl.Expr, pl.Expr]], k: int) -> pl.Expr:
     highest grade first, so a grade whose items follow ``start`` items of
     higher grades fills positions ``start + 1 .. start + count`` and adds
     ``gain * sum 1 / log2(i + 1)`` over those of them within 1..k: a difference
-    of two entries of a table of k + 1 prefix sums. No item needs a position.
+    of two entries of a table of prefix sums of the discounts. No item needs a
+    position. ``longest``: no user has more items than this, so the table needs
+    only ``min(k, longest) + 1`` entries (a huge k costs nothing).
     """
+    size = k if longest is None else min(k, longest)
     prefix_sums = [0.0]
-    for position in range(1, k + 1):
+    for position in range(1, size + 1):
         prefix_sums.append(prefix_sums[-1] + 1.0 / math.log2(position + 1))
     table = pl.lit(pl.Series(prefix_sums))
     total = pl.lit(0.0)
     start: pl.Expr = pl.lit(0, dtype=pl.UInt32)
     for level_gain, count in levels:
         end = start + count
-        filled = table.gather(pl.min_horizontal(end, pl.lit(k))) - table.gather(
-            pl.min_horizontal(start, pl.lit(k))
+        filled = table.gather(pl.min_horizontal(end, pl.lit(size))) - table.gather(
+            pl.min_horizontal(start, pl.lit(size))
         )
         # a grade whose items all fall past k adds nothing (also not inf * 0 = NaN)
         total = total + pl.when(filled > 0).then(level_gain * filled).otherwise(0.0)
         start = end
     return total
+
+
+# Gains above this are refused: a sum of up to 1e8 of them stays finite in float64.
+GAIN_LIMIT = 1e300
 
 
 def defined(value: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankmetrics import _cli_files
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.evaluate import aggregation_parts, evaluate
 from polars_rankmetrics.sample import sample_data
 
 __all__ = ["main"]
@@ -101,10 +101,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     if args.per_user:
         per_user = evaluate(recs, truth, args.metrics, per_user=True, **options).collect()
         _write(per_user, args.per_user)
-        means = [pl.col(metric).mean() for metric in args.metrics]
-        if any(
-            metric.lower().startswith(("pooled_recall", "micro_recall")) for metric in args.metrics
-        ):
+        parts = aggregation_parts(args.metrics)
+        means = [pl.col(part.label).mean() for part in parts]
+        if any(part.kind != "mean" for part in parts):
             # pooled recall is not a mean of per-user values: evaluate it again
             summary = evaluate(recs, truth, args.metrics, **options).collect()
         elif args.by:

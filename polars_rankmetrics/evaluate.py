@@ -21,8 +21,9 @@ The pipeline, built once on ``LazyFrame``, reads the measure registry
 from __future__ import annotations
 
 import difflib
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,14 +38,15 @@ from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
     IDEAL_RANK,
+    MAX_GRADE,
     N_RELEVANT,
-    PREFIX,
     RELEVANT,
     Aggregation,
     Context,
     Measure,
     part_column,
 )
+from polars_rankmetrics._names import PREFIX, check_roles
 from polars_rankmetrics.conventions import (
     Conventions,
     Denominator,
@@ -76,6 +78,7 @@ _PATTERN = re.compile(
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<cutoffs>[0-9]+(?:\s*,\s*[0-9]+)*))?\s*$"
 )
+_MAX_TABLE = 1 << 20  # most entries of the ideal DCG's table of discount prefix sums
 _POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
 
 
@@ -442,13 +445,14 @@ def evaluate(
         (``hits``, ``success``: 1 if anything relevant is in the top k),
         ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
         ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
-        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``). Measures of the
-        lists themselves, which read no truth (see
+        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``),
+        ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Measures of
+        the lists themselves, which read no truth (see
         :func:`polars_rankmetrics.list_metrics` for their formulas and
         conventions): ``coverage``, ``novelty``, ``arp``,
         ``long_tail(head_share=0.2)``, ``gini``, ``personalization``, ``ild``,
         ``calibration(alpha=0.01)``. Each becomes a Float64 column named
-        exactly as given.
+        exactly as given. ``docs/REGISTRY.md`` lists each measure's definition.
     user, item, rank, score, relevance
         Column roles, distinct from each other and from ``by``. With
         ``score``, ranks are derived per user (``ties``); with
@@ -595,46 +599,6 @@ class _Roles:
     by: tuple[str, ...]
 
 
-def check_roles(
-    *,
-    user: str,
-    item: str,
-    by: Sequence[str],
-    recs_only: Mapping[str, str | None],
-    truth_only: Mapping[str, str | None],
-) -> None:
-    """Refuse column roles that name one column twice, or a reserved internal name.
-
-    Roles of one frame must be distinct: ``user``, ``item``, every ``by``
-    column and the frame's own roles (``rank``/``score`` for the
-    recommendations, ``relevance`` for the truth). A recommendations role and
-    a truth role may share a name (they are different frames' columns).
-    """
-    named: dict[str, str] = {"user": user, "item": item}
-    for index, name in enumerate(by):
-        named[f"by[{index}]"] = name
-    for role, given in {**named, **recs_only, **truth_only}.items():
-        if given is None:
-            continue
-        if not isinstance(given, str):
-            raise TypeError(f"{role} must be a column name (a string), got {given!r}")
-        if given.startswith(PREFIX):
-            raise ValueError(
-                f"{role}={given!r}: column names starting with {PREFIX!r} are reserved for "
-                "polars_rankmetrics' internal columns; rename the column"
-            )
-    for frame_roles in (recs_only, truth_only):
-        roles = {**named, **{role: n for role, n in frame_roles.items() if n is not None}}
-        seen: dict[str, str] = {}
-        for role, name in roles.items():
-            if name in seen:
-                raise ValueError(
-                    f"{seen[name]}={name!r} and {role}={name!r} name the same column: each "
-                    "role needs its own column (pass the right name with each keyword)"
-                )
-            seen[name] = role
-
-
 @dataclass(frozen=True)
 class _ListInputs:
     """What the measures of the lists themselves read besides the lists (beyond accuracy)."""
@@ -687,16 +651,20 @@ def _plan(
         roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
     )
     # measures of the lists themselves (coverage, novelty, ...) read no truth
-    judged = [request for request in requests if "list" not in request.measure.inputs]
-    described_requests = [request for request in requests if "list" in request.measure.inputs]
+    truth_requests = [
+        request for request in requests if "beyond_accuracy" not in request.measure.inputs
+    ]
+    described_requests = [
+        request for request in requests if "beyond_accuracy" in request.measure.inputs
+    ]
     in_memory = isinstance(recs, pl.DataFrame)
-    if judged and truth is None:
+    if truth_requests and truth is None:
         raise ValueError(
-            f"{[request.spec.label for request in judged]} compare the lists with the truth: "
-            "pass truth= (it may be None only when every metric describes the lists "
-            f"themselves: {[m.name for m in registry.all_measures() if 'list' in m.inputs]})"
+            f"{[request.spec.label for request in truth_requests]} compare the lists with the "
+            "truth: pass truth= (it may be None only when every metric describes the lists "
+            f"themselves: {_truthless_names()})"
         )
-    if judged and truth is not None:
+    if truth_requests and truth is not None:
         recs_lf, truth_lf, truth_spec, checks = r.prepare(
             recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
         )
@@ -714,8 +682,8 @@ def _plan(
     )
     parts: pl.LazyFrame | None = None
     hit_rows: pl.LazyFrame | None = None
-    if judged and truth is not None:
-        inputs = {name for request in judged for name in request.measure.inputs}
+    if truth_requests and truth is not None:
+        inputs = {name for request in truth_requests for name in request.measure.inputs}
         # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
         levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
         per_user, hit_rows = _per_user(
@@ -724,18 +692,23 @@ def _plan(
             truth_lf,
             spec=recs_spec,
             truth_spec=truth_spec,
-            requests=judged,
+            requests=truth_requests,
             conv=conv,
             grade_levels=levels,
+            truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
         )
         parts = _parts(
             per_user,
             recs_lf,
             _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
             spec=recs_spec,
-            requests=judged,
+            requests=truth_requests,
             conv=conv,
         )
+        if roles.relevance is not None and "gain" in inputs:
+            checks.append(
+                (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
+            )
     if described_requests:
         parts, list_checks = _list_parts(parts, ranked, recs_spec, described_requests, described)
         checks.extend(list_checks)
@@ -813,6 +786,31 @@ def _list_parts(
     return users.with_columns(finals), plan.checks
 
 
+def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataCheck:
+    """Grades whose gain overflows a float64 sum: NDCG would be inf / inf = NaN."""
+    column = roles.relevance or ""
+    grade = pl.col(column).cast(pl.Float64)
+    # NaN has its own check; -inf and other grades <= 0 gain nothing
+    bad = ~(formula.gain(grade, conv.gain) <= formula.GAIN_LIMIT) & ~grade.is_nan()
+    limit = (
+        "above 1e300"
+        if conv.gain == "linear"
+        else f"above {math.log2(formula.GAIN_LIMIT + 1):.1f}, where 2^g - 1 passes 1e300"
+    )
+    return v.DataCheck(
+        bad=bad,
+        message=f"truth column {column!r} (relevance) has {{n}} grade(s) too large for the "
+        f"{conv.gain} gain (grades {limit}, or infinite): DCG and NDCG would overflow to inf or "
+        "NaN; rescale the grades",
+        show=(roles.user, roles.item, column),
+        screen=bad.any() if in_memory else None,
+    )
+
+
+def _truthless_names() -> list[str]:
+    return [m.name for m in registry.all_measures() if "beyond_accuracy" in m.inputs]
+
+
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
     """The cut that keeps every position some metric reads (None: the whole list)."""
     cutoffs = [spec.k for spec in specs]
@@ -884,6 +882,7 @@ def _per_user(
     requests: Sequence[_Request],
     conv: Conventions,
     grade_levels: tuple[float, ...] | None,
+    truth_rows: int | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -891,13 +890,21 @@ def _per_user(
     with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
     and the hits table. ``grade_levels``: the truth's distinct positive grades
     when known up front (:func:`polars_rankmetrics.ranking.grade_levels`).
+    ``truth_rows``: the truth's row count when in memory, a bound on any user's
+    number of items (the ideal DCG's table of discounts needs no more entries).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
     ideal_cutoffs = _ideal_cutoffs(requests)
     # grades known up front and every ideal cut finite: the ideal DCG follows from the
-    # user's item count per grade, so the window that ranks the truth by grade is not needed
-    levels = grade_levels if None not in ideal_cutoffs else None
+    # user's item count per grade, so the window that ranks the truth by grade is not
+    # needed. A cutoff past every user's truth costs nothing: the table of discounts stops
+    # at the longest possible list; beyond _MAX_TABLE entries (a huge k on a truth of
+    # unknown size) the window is cheaper than the table
+    longest = truth_rows
+    table_sizes = [k if longest is None else min(k, longest) for k in ideal_cutoffs if k]
+    counted_ok = None not in ideal_cutoffs and all(n <= _MAX_TABLE for n in table_sizes)
+    levels = grade_levels if counted_ok else None
     ideal_ranks = bool(ideal_cutoffs) and levels is None
     relevant_truth = r.labeled_truth(
         truth, truth_spec, ideal=ideal_ranks, names=(GRADE, RELEVANT, IDEAL_RANK)
@@ -914,30 +921,54 @@ def _per_user(
             for index, level in enumerate(levels)
         ]
         truth_stats = truth_stats.with_columns(
-            formula.ideal_dcg(counted, k).alias(_ideal_name(k))
+            formula.ideal_dcg(counted, k, longest).alias(_ideal_name(k))
             for k in ideal_cutoffs
             if k is not None
         )
-    hits = _hits_table(ranked, relevant_truth, spec, truth_spec, hit_index="hit_index" in inputs)
-    partials = {
-        p.name: p for request in requests for p in request.measure.hit_partials(request.ctx)
-    }
+    labeled = relevant_truth
+    if "max_grade" in inputs:
+        # one scalar over the whole truth, set beside each of its rows
+        labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
+    hits = _hits_table(ranked, labeled, spec, truth_spec, hit_index="hit_index" in inputs)
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
-    users = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
-    if not partials:
-        return users, hits
-    hit_stats = hits.group_by(spec.list_keys).agg(
-        partial.expr.alias(name) for name, partial in partials.items()
-    )
-    fills = [
-        pl.col(name).fill_null(partial.fill)
-        for name, partial in partials.items()
-        if partial.fill is not None
-    ]
-    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(fills)
+    per_user = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    tables = [(hits, "hit_partials")]
+    if "judged" in inputs:
+        tables.append((_judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
+    if "list" in inputs:
+        tables.append((ranked, "list_partials"))
+    for table, kind in tables:
+        partials = {
+            partial.name: partial
+            for request in requests
+            for partial in getattr(request.measure, kind)(request.ctx)
+        }
+        if not partials:
+            continue
+        stats = table.group_by(spec.list_keys).agg(
+            partial.expr.alias(name) for name, partial in partials.items()
+        )
+        fills = [
+            pl.col(name).fill_null(partial.fill)
+            for name, partial in partials.items()
+            if partial.fill is not None
+        ]
+        per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
+
+
+def _judged_table(
+    ranked: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+) -> pl.LazyFrame:
+    """Judged non-relevant items (truth grade <= 0) recommended within the cut, with positions."""
+    if truth_spec.relevance is None:
+        # every truth row has grade 1: nothing is judged non-relevant
+        return ranked.filter(pl.lit(value=False))
+    on = [*truth_spec.shared_by, spec.user, spec.item]
+    non_relevant = truth.filter(pl.col(truth_spec.relevance).cast(pl.Float64) <= 0).select(on)
+    return non_relevant.join(ranked, on=on, how="inner")
 
 
 def _ideal_name(k: int | None) -> str:

@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._names import check_no_reserved, check_roles
 from polars_rankmetrics._row_order import run_lengths_in_rank_order, run_positions
 
 __all__ = ["positions", "relevance"]
@@ -284,6 +285,9 @@ def positions(
     lf = to_lazy(recs, name="recs")
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     schema = lf.collect_schema()
+    # with a score, rank is the column written: it must not overwrite another role
+    check_roles(user=user, item=item, by=spec.by, recs_only={"rank": rank, "score": score})
+    check_no_reserved(schema.names(), frame="recs")
     check_recs_schema(schema, spec)
     run_lengths = lengths_in_rank_order(recs, spec)
     ranked: pl.LazyFrame = cut(with_positions(lf, spec, run_lengths=run_lengths), k, rank)
@@ -542,8 +546,21 @@ def relevance(
     └──────┴─────────────────────┴──────────┘
     """
     spec: RecsSpec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
+    check_roles(
+        user=user,
+        item=item,
+        by=spec.by,
+        recs_only={"rank": rank},
+        truth_only={"relevance": relevance},
+    )
+    if relevance in (IS_RELEVANT, N_RELEVANT, IDEAL_RANK):
+        raise ValueError(
+            f"relevance={relevance!r} is the name of a column this step adds; "
+            "rename the truth's relevance column"
+        )
     recs_lf, truth_lf, truth_spec, checks = prepare(recs, truth, spec, (relevance, relevance_level))
     schema = recs_lf.collect_schema()
+    check_no_reserved(schema.names(), frame="recs")
     added = [truth_spec.grade, IS_RELEVANT, N_RELEVANT, IDEAL_RANK]
     v.check_no_name_clash(schema, added, frame="recs")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]

@@ -16,6 +16,7 @@ from polars_rankmetrics import _measures as registry
 from polars_rankmetrics._measures._registry import AGGREGATIONS, INPUTS, PART_SUFFIXES
 from tests import textbook
 from tests.conftest import Backend
+from tests.test_properties import Case, by_columns, cases
 
 RECS = {
     "model": ["a"] * 5 + ["b"] * 5 + ["a"] * 2,
@@ -291,3 +292,27 @@ def test_plan_builds_only_what_the_measures_need() -> None:
     assert "__prm_hit_index" in ap
     ndcg = prm.evaluate(recs, truth, ["ndcg@3"]).explain()
     assert "__prm_idcg@3" in ndcg
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases())
+def test_evaluate_is_aggregate_of_per_user_parts_on_generated_cases(case: Case) -> None:
+    by = by_columns(case) or None
+    kwargs = dict(case.kwargs)
+    direct = prm.evaluate(case.recs, case.truth, case.metrics, **kwargs)
+    parts = prm.per_user_parts(case.recs, case.truth, case.metrics, **kwargs)
+    combined = prm.aggregate(parts, case.metrics, by=by)
+    assert combined.columns == direct.columns
+    assert combined.height == direct.height
+    for name in direct.columns:
+        left, right = combined[name].to_list(), direct[name].to_list()
+        if direct[name].dtype == pl.Float64:
+            # the same sums in another row order: equal up to rounding
+            assert [x is None for x in left] == [x is None for x in right]
+            pairs = [(x, y) for x, y in zip(left, right, strict=True) if y is not None]
+            assert [x for x, _ in pairs] == pytest.approx([y for _, y in pairs], rel=1e-12)
+        else:
+            assert left == right
+    # the per-user values are the parts' values (pooled: num / den)
+    per_user = prm.evaluate(case.recs, case.truth, case.metrics, per_user=True, **kwargs)
+    assert per_user.height == parts.height

@@ -564,3 +564,25 @@ def fbeta(positions: Positions, relevant: set[Hashable], k: int, beta: float) ->
 def n_relevant_retrieved(positions: Positions, relevant: set[Hashable], k: int | None) -> float:
     """The count of relevant items at positions 1..k (ranx's hits@k)."""
     return float(hits(positions, relevant, k))
+
+
+def err(positions: Positions, grades: Grades, k: int | None, max_grade: float) -> float:
+    """Chapelle et al. 2009: sum_i (1/i) R(g_i) prod_{j<i} (1 - R(g_j)), R = (2^g - 1) / 2^gmax."""
+    by_position = item_at(positions)
+    total, reach = 0.0, 1.0
+    for position in sorted(by_position):
+        if not shown(position, k):
+            break
+        grade = min(max(grades.get(by_position[position], 0.0), 0.0), max_grade)
+        stop = (2.0**grade - 1.0) / 2.0**max_grade
+        total += reach * stop / position
+        reach *= 1.0 - stop
+    return total
+
+
+def judged(positions: Positions, judged_items: set[Hashable], k: int | None) -> float | None:
+    """Judged items among the top k, over min(k, list length) (ir_measures Judged@k)."""
+    top = [item for item, position in positions.items() if shown(position, k)]
+    if not top:
+        return None
+    return sum(item in judged_items for item in top) / len(top)

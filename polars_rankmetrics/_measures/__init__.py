@@ -8,9 +8,11 @@ below, and see ``docs/REGISTRY.md``.
 from polars_rankmetrics._measures import (
     average_precision,
     beyond_accuracy,
+    err,
     f1,
     fbeta,
     hit_rate,
+    judged,
     mean_rank,
     ndcg,
     pooled_recall,
@@ -44,15 +46,6 @@ __all__ = [
 ]
 
 # the family modules register their measures when imported
-del (
-    average_precision,
-    beyond_accuracy,
-    f1,
-    fbeta,
-    hit_rate,
-    mean_rank,
-    ndcg,
-    pooled_recall,
-    precision,
-)
+del average_precision, err, f1, fbeta, hit_rate, judged, mean_rank, ndcg, pooled_recall, precision
+del beyond_accuracy
 del r_precision, recall, reciprocal_rank

@@ -23,12 +23,23 @@ The tables a measure reads (``inputs``):
 ``"grades"``
     The graded relevance of the hits (always present in the hits table; declared
     so that the plan knows the measure reads grades).
+``"gain"``
+    The measure applies the ``gain`` convention to the grades: grades whose gain
+    overflows a float64 sum (infinite, above 1e300) are refused by a data check.
 ``"ideal"``
     The user's ideal DCG at ``ctx.k`` under the gain convention, as the
     per-user column ``ctx.ideal_dcg`` (counted per grade, or ranked when the
     grades are not known up front).
-
+``"max_grade"``
+    :data:`MAX_GRADE` on every hits-table row: the largest grade in the truth.
+``"judged"``
+    The judged non-relevant table: truth rows with a grade <= 0 recommended
+    within the largest cutoff, with their position (``ctx.rank``), read by
+    ``judged_partials``. Built only when a requested measure declares it.
 ``"list"``
+    Every row of the ranked cut (position ``ctx.rank``), read by
+    ``list_partials`` (e.g. the list's length within the cutoff).
+``"beyond_accuracy"``
     A measure of the lists themselves, computed by
     :mod:`polars_rankmetrics._measures.beyond_accuracy` from the ranked cut
     (no truth); its ``finals`` read the per-list or per-group column
@@ -50,6 +61,8 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from polars_rankmetrics._names import PREFIX
+
 if TYPE_CHECKING:
     from polars_rankmetrics.conventions import Conventions
 
@@ -58,6 +71,7 @@ __all__ = [
     "GRADE",
     "HIT_INDEX",
     "INPUTS",
+    "MAX_GRADE",
     "N_RELEVANT",
     "PREFIX",
     "RELEVANT",
@@ -72,38 +86,23 @@ __all__ = [
     "register",
 ]
 
-# Every internal column starts with this prefix; input columns may not (refused).
-PREFIX = "__prm_"
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
 GRADE = f"{PREFIX}grade"  # Float64 graded relevance of a truth row
 IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal list
 N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
 HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
+MAX_GRADE = f"{PREFIX}max_grade"  # the largest grade in the truth (input "max_grade")
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
-    "hits",
-    "hit_index",
-    "n_relevant_on_hits",
-    "grades",
-    "ideal",
-    "list",
-    "interactions",
-    "catalog",
-    "category",
-]
+    "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
+    "list", "beyond_accuracy", "interactions", "catalog", "category",
+]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
-    "hits",
-    "hit_index",
-    "n_relevant_on_hits",
-    "grades",
-    "ideal",
-    "list",
-    "interactions",
-    "catalog",
-    "category",
-)
+    "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
+    "list", "beyond_accuracy", "interactions", "catalog", "category",
+)  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]
 
@@ -185,8 +184,9 @@ class Context:
         return self.k
 
     def within(self) -> pl.Expr:
-        """True on hits-table rows within the cutoff."""
-        return pl.lit(value=True) if self.k is None else pl.col(self.rank) <= self.k
+        """True on table rows within the cutoff (a row-wise column, so that its sum counts)."""
+        position = pl.col(self.rank)
+        return position.is_not_null() if self.k is None else position <= self.k
 
     def hits(self) -> pl.Expr:
         """True on relevant hits-table rows within the cutoff."""
@@ -225,6 +225,9 @@ class Measure:
         row of the cut matters: positions are checked on the whole cut).
     hit_partials
         The per-user partial sums over the hits table, grouped per list.
+    judged_partials, list_partials
+        The same over the judged non-relevant table (input ``"judged"``) and
+        over every row of the cut (input ``"list"``).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
@@ -254,6 +257,8 @@ class Measure:
     inputs: frozenset[Input] = frozenset({"hits"})
     repeats: Repeats = "hits"
     hit_partials: Callable[[Context], list[Partial]] = _no_partials
+    judged_partials: Callable[[Context], list[Partial]] = _no_partials
+    list_partials: Callable[[Context], list[Partial]] = _no_partials
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

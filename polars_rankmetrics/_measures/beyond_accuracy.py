@@ -543,7 +543,7 @@ _PARAMS: dict[str, tuple[registry.Param, ...]] = {
 
 
 def _inputs(name: str) -> frozenset[registry.Input]:
-    inputs: set[registry.Input] = {"list"}
+    inputs: set[registry.Input] = {"beyond_accuracy"}
     if name in NEEDS_INTERACTIONS:
         inputs.add("interactions")
     if name in NEEDS_ITEMS:

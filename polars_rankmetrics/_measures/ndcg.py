@@ -33,7 +33,7 @@ def _dcg(ctx: Context) -> Mapping[str, pl.Expr]:
 NDCG = register(
     Measure(
         name="ndcg",
-        inputs=frozenset({"hits", "grades", "ideal"}),
+        inputs=frozenset({"hits", "grades", "gain", "ideal"}),
         hit_partials=_dcg_partial,
         finals=_ndcg,
         doc="NDCG@k = DCG@k / IDCG@k (gain convention: linear or 2^g - 1)",
@@ -43,7 +43,7 @@ NDCG = register(
 DCG = register(
     Measure(
         name="dcg",
-        inputs=frozenset({"hits", "grades"}),
+        inputs=frozenset({"hits", "grades", "gain"}),
         hit_partials=_dcg_partial,
         finals=_dcg,
         doc="DCG@k = sum over i <= k of gain(g_i) / log2(i + 1)",

@@ -97,6 +97,7 @@ class _Plan:
     user: str
     item: str
     position: str
+    shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
     parts: tuple[_Part, ...]
@@ -194,12 +195,12 @@ def evaluate(
     ...     [(1, "c", 3), (1, "d", 1), (2, "a", 2)], "user long, item string, rel long"
     ... )
     >>> prs.evaluate(recs, truth, ["map@2", "mrr"], score="score", by="model").show()
-    +-----+-----+-----+
-    |model|map@2|  mrr|
-    +-----+-----+-----+
-    |  knn| 0.5 | 0.5 |
-    |  pop| 0.125|0.25|
-    +-----+-----+-----+
+    +-----+-----+----+
+    |model|map@2| mrr|
+    +-----+-----+----+
+    |  knn| 0.25| 0.5|
+    |  pop|0.125|0.25|
+    +-----+-----+----+
     <BLANKLINE>
     """
     if not isinstance(recs, DataFrame) or not isinstance(truth, DataFrame):
@@ -261,6 +262,7 @@ def evaluate(
         user=user,
         item=item,
         position=position,
+        shared_by=shared_by,
         recs_only_by=recs_only_by,
         groups=_global_groups(recs_in, shared_by, recs_only_by),
         parts=parts,
@@ -437,16 +439,57 @@ def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, truth_table: pa.Table) -
 
 def _per_user_parts(plan: _Plan, recs: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame:
     """Per (by..., user): the final values, or the columns the aggregation reads."""
-    with _marked_errors():
-        per_user = _evaluate_polars(recs, truth, list(plan.metrics), per_user=True, **plan.options)
     if plan.per_user:
-        return per_user
+        with _marked_errors():
+            return _evaluate_polars(recs, truth, list(plan.metrics), per_user=True, **plan.options)
+    # pooled_recall@k pools hits and min(k, m_u): hits from precision@k (hits / k), under
+    # a label nobody writes (tabs around it), m_u counted from the truth
+    pooled = {part.label: _cutoff_of(part.label) for part in plan.parts if part.kind == "pooled"}
+    hidden = {label: f"\tprecision@{k}\t" for label, k in pooled.items()}
+    asked = [*plan.metrics, *dict.fromkeys(hidden.values())]
+    with _marked_errors():
+        per_user = _evaluate_polars(recs, truth, asked, per_user=True, **plan.options)
+    keys = [*plan.shared_by, plan.user]
+    if pooled:
+        counts = _relevant_counts(plan, truth, keys)
+        dtypes = {key: per_user.schema[key] for key in keys}
+        per_user = per_user.join(
+            counts.with_columns(pl.col(key).cast(dtype) for key, dtype in dtypes.items()),
+            on=keys,
+            how="left",
+        )
     columns: list[pl.Expr] = [pl.col(name) for name in [*plan.by, plan.user]]
     for part in plan.parts:
-        if part.kind != "mean":
-            raise NotImplementedError(f"{part.label!r}: {part.kind} parts need the registry")
-        columns.append(pl.col(part.label))
+        if part.kind == "mean":
+            columns.append(pl.col(part.label))
+            continue
+        k = pooled[part.label]
+        hits = (pl.col(hidden[part.label]) * k).round().fill_null(0.0)
+        cap = pl.min_horizontal(pl.col(_RELEVANT_COUNT).fill_null(0), pl.lit(k))
+        columns += [hits.alias(part.columns[0]), cap.cast(pl.Float64).alias(part.columns[1])]
     return per_user.select(columns)
+
+
+_RELEVANT_COUNT = "__prm_m"
+
+
+def _cutoff_of(label: str) -> int:
+    k = parse_metric(label).k
+    if k is None:  # pragma: no cover - parse_metric refuses pooled_recall without @k
+        raise ValueError(f"{label!r} needs a cutoff")
+    return k
+
+
+def _relevant_counts(plan: _Plan, truth: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """m_u: each (shared by..., user)'s number of relevant truth items."""
+    relevance = plan.options["relevance"]
+    level = plan.options["relevance_level"]
+    grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
+    relevant = grade > 0
+    if level is not None:
+        # trec_eval -l: binary measures count rel >= level
+        relevant = relevant & (grade >= level)
+    return truth.group_by(keys).agg(relevant.sum().alias(_RELEVANT_COUNT))
 
 
 def _with_every_group(

@@ -125,6 +125,7 @@ WORKED_METRICS = [
     "hit_rate@1",
     "mean_rank",
     "r_precision",
+    "pooled_recall@5",
 ]
 
 
@@ -207,7 +208,16 @@ def models_and_folds() -> tuple[pl.DataFrame, pl.DataFrame]:
     return recs, truth
 
 
-MODEL_METRICS = ["map@5", "ndcg@5", "ndcg@2", "mrr@5", "mean_rank", "recall@3", "precision@2"]
+MODEL_METRICS = [
+    "map@5",
+    "ndcg@5",
+    "ndcg@2",
+    "mrr@5",
+    "mean_rank",
+    "recall@3",
+    "precision@2",
+    "pooled_recall@3",
+]
 
 
 @pytest.mark.parametrize(

@@ -319,7 +319,10 @@ def _hash_key(recs_type: Any, truth_type: Any, user: str) -> Column:
 
 
 def _default_buckets(spark: SparkSession, *frames: DataFrame) -> int:
-    cores = spark.sparkContext.defaultParallelism
+    try:
+        cores = spark.sparkContext.defaultParallelism
+    except Exception:  # Spark Connect has no SparkContext: its shuffle width will do
+        cores = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200)
     floor = max(1, cores * _BUCKETS_PER_CORE)
     size = 0
     for frame in frames:

@@ -378,3 +378,14 @@ def test_arguments_only_spark_has(spark: SparkSession) -> None:
         prs.evaluate(RECS, to_spark(spark, TRUTH), ["mrr"])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="n_buckets must be a positive integer"):
         prs.evaluate(to_spark(spark, RECS), to_spark(spark, TRUTH), ["mrr"], n_buckets=0)
+
+
+def test_default_bucket_count_follows_cores_and_size(spark: SparkSession) -> None:
+    recs, truth = to_spark(spark, RECS), to_spark(spark, TRUTH)
+    # tiny data: three buckets per core of local[2]
+    assert prs._default_buckets(spark, recs, truth) == 6
+    # Spark's size estimate of a large range: one bucket per 64 MiB
+    big = spark.range(200_000_000).selectExpr("id as user", "id as item", "1 as rank")
+    estimate = prs._size_estimate(big)
+    assert estimate is not None
+    assert prs._default_buckets(spark, big) == math.ceil(estimate / (64 * 2**20)) > 6

@@ -7,7 +7,17 @@ accessor on pandas frames, leaving pandas' own ``df.rank(...)`` untouched).
 
 from polars_rankmetrics import _pandas_hook  # df.rank.<method> on pandas, when pandas is imported
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
-from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.conventions import Conventions
+from polars_rankmetrics.evaluate import (
+    AggregationPart,
+    MetricSpec,
+    aggregate,
+    aggregation_parts,
+    evaluate,
+    parse_metric,
+    parse_metrics,
+    per_user_parts,
+)
 from polars_rankmetrics.metrics import (
     average_precision,
     dcg,
@@ -25,7 +35,12 @@ from polars_rankmetrics.ranking import positions, relevance
 __version__ = "0.1.0"
 
 __all__ = [
+    "AggregationPart",
+    "Conventions",
+    "MetricSpec",
     "__version__",
+    "aggregate",
+    "aggregation_parts",
     "average_precision",
     "dcg",
     "evaluate",
@@ -34,6 +49,8 @@ __all__ = [
     "hit_rate",
     "ndcg",
     "parse_metric",
+    "parse_metrics",
+    "per_user_parts",
     "positions",
     "precision",
     "r_precision",

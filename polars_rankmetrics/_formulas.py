@@ -70,7 +70,7 @@ def defined(value: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:
 
 def precision(hits: pl.Expr, k: int) -> pl.Expr:
     """``hits / k``: missing slots of a short list count as misses."""
-    return hits.cast(pl.Float64) / k
+    return hits.cast(pl.Float64) / float(k)
 
 
 def recall(hits: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:
@@ -80,7 +80,18 @@ def recall(hits: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:
 
 def f1(hits: pl.Expr, n_relevant: pl.Expr, k: int) -> pl.Expr:
     """``2PR / (P + R)``, which with P = h/k and R = h/m is ``2h / (k + m)`` (0 at h = 0)."""
-    return 2.0 * hits.cast(pl.Float64) / (k + n_relevant)
+    return fbeta(hits, n_relevant, k, 1.0)
+
+
+def fbeta(hits: pl.Expr, n_relevant: pl.Expr, k: int, beta: float) -> pl.Expr:
+    """``(1 + b^2) P R / (b^2 P + R)`` = ``(1 + b^2) h / (b^2 m + k)`` (0 at h = 0).
+
+    ``k`` enters as a float: an integer k beyond 64 bits does not fit a Polars
+    integer (and k + m must not overflow).
+    """
+    weight = beta * beta
+    denominator = weight * n_relevant.cast(pl.Float64) + float(k)
+    return (1.0 + weight) * hits.cast(pl.Float64) / denominator
 
 
 def hit_rate(hits: pl.Expr) -> pl.Expr:

@@ -16,6 +16,7 @@ one example row, so that the user can find the problem in their data.
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,11 +87,12 @@ def check_cutoff(k: object, *, what: str = "k") -> int | None:
     """Return ``k`` if it is ``None`` or an integer >= 1, else raise."""
     if k is None:
         return None
-    if isinstance(k, bool) or not isinstance(k, int):
+    # NumPy integers are integers too (numbers.Integral); bool is not a cutoff
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"{what} must be a positive integer or None, got {k!r}")
     if k < 1:
         raise ValueError(f"{what} must be >= 1 (positions start at 1), got {k}")
-    return k
+    return int(k)
 
 
 def check_literal(value: object, allowed: Sequence[str], *, name: str) -> None:

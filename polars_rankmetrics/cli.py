@@ -137,9 +137,15 @@ def _add_evaluate(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument("--score", help="derive ranks from this score column")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     command.add_argument("--relevance-level", type=float, help="minimum grade counted relevant")
-    command.add_argument("--denominator", default="min_k", choices=["min_k", "relevant", "hits"])
-    command.add_argument("--gain", default="linear", choices=["linear", "exponential"])
-    command.add_argument("--ties", default="item_desc", choices=["item_desc", "item_asc", "input"])
+    command.add_argument(
+        "--denominator",
+        choices=["min_k", "relevant", "hits"],
+        help="default: min_k (trec: relevant)",
+    )
+    command.add_argument("--gain", choices=["linear", "exponential"], help="default: linear")
+    command.add_argument(
+        "--ties", choices=["item_desc", "item_asc", "input"], help="default: item_desc"
+    )
     command.add_argument(
         "--users-without-recs", choices=["zero", "exclude"], help="default: zero (trec: exclude)"
     )
@@ -148,7 +154,7 @@ def _add_evaluate(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
         choices=["exclude", "judged", "zero"],
         help="default: exclude (trec: judged)",
     )
-    command.add_argument("--duplicates", default="error", choices=["error", "first"])
+    command.add_argument("--duplicates", choices=["error", "first"], help="default: error")
     command.add_argument("--conventions", default="default", choices=["default", "trec"])
     command.add_argument("--format", default="table", choices=["table", "csv", "json"])
     command.set_defaults(func=_run_evaluate)

@@ -1,17 +1,21 @@
 """``evaluate``: metric strings in, per-user scores or their means out, in one query.
 
-The pipeline, built once on ``LazyFrame``:
+The pipeline, built once on ``LazyFrame``, reads the measure registry
+(:mod:`polars_rankmetrics._measures`) for everything measure-specific:
 
 1. rank the recommendations (from the score when given) and cut them to the
    largest cutoff requested;
 2. keep the truth rows with a positive grade and, for groups that only the
-   recommendations have (models), repeat them per group;
-3. left-join those truth rows with the ranked recommendations: each relevant
-   item gets its position or null. Non-relevant recommendations never change a
-   metric, so they are not carried past the join;
-4. one ``group_by(by..., user).agg(...)`` evaluates every metric with the
-   expressions of :mod:`polars_rankmetrics.metrics`;
-5. apply the user policies, then average per ``by`` group.
+   recommendations have (models), repeat them per group; per user, count the
+   relevant items (m_u) and, if a measure needs it, the ideal DCG;
+3. join those truth rows with the ranked cut (the hits table): each relevant
+   item recommended within the cut, with its position. Non-relevant
+   recommendations never change a measure that reads the hits, so they are not
+   carried past the join;
+4. one ``group_by(by..., user).agg(...)`` gathers the partial sums the
+   requested measures declare, and their per-user formulas give the parts;
+5. apply the users-counted conventions (:func:`per_user_parts`), then combine
+   users per ``by`` group as each measure says (:func:`aggregate`).
 """
 
 from __future__ import annotations
@@ -20,104 +24,88 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
 
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics import metrics as m
 from polars_rankmetrics import ranking as r
+from polars_rankmetrics._measures._registry import (
+    GRADE,
+    HIT_INDEX,
+    IDEAL_RANK,
+    N_RELEVANT,
+    RELEVANT,
+    Aggregation,
+    Context,
+    Measure,
+    part_column,
+)
+from polars_rankmetrics._names import PREFIX, check_roles
+from polars_rankmetrics.conventions import (
+    Conventions,
+    Denominator,
+    Duplicates,
+    Gain,
+    Preset,
+    Ties,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+    resolve,
+)
 
-__all__ = ["MetricSpec", "evaluate", "parse_metric"]
+__all__ = [
+    "AggregationPart",
+    "MetricSpec",
+    "Preset",
+    "UsersWithoutRecs",
+    "UsersWithoutTruth",
+    "aggregate",
+    "aggregation_parts",
+    "evaluate",
+    "parse_metric",
+    "parse_metrics",
+    "per_user_parts",
+]
 
-UsersWithoutRecs = Literal["zero", "exclude"]
-UsersWithoutTruth = Literal["exclude", "judged", "zero"]
-Conventions = Literal["default", "trec"]
-
-# canonical name -> (needs a cutoff, accepts a cutoff)
-_METRICS: dict[str, tuple[bool, bool]] = {
-    "precision": (True, True),
-    "recall": (False, True),
-    "f1": (True, True),
-    "hit_rate": (False, True),
-    "map": (False, True),
-    "mrr": (False, True),
-    "ndcg": (False, True),
-    "dcg": (False, True),
-    "r_precision": (False, False),
-    "mean_rank": (False, False),
-    "pooled_recall": (True, True),
-}
-_ALIASES = {"hits": "hit_rate", "ap": "map", "rr": "mrr", "micro_recall": "pooled_recall"}
-_M = "__m"  # the user's number of relevant items, m_u
-_HIT_INDEX = "__hit_index"  # j: the hit's place among its list's relevant hits
-
-_PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
-
-# What each preset sets; a preset only fills conventions left at their defaults.
-_DEFAULTS = {
-    "denominator": "min_k",
-    "users_without_recs": None,
-    "users_without_truth": None,
-    "ties": "item_desc",
-    "gain": "linear",
-}
-_PRESETS: dict[str, dict[str, str]] = {
-    "default": {"users_without_recs": "zero", "users_without_truth": "exclude"},
-    # trec_eval 10.0 without -c: AP over all relevant items, only queries with a run,
-    # and a judged query without relevant documents scores 0 (num_q counts it);
-    # its tie rule, score then docno descending, is already the default
-    "trec": {
-        "denominator": "relevant",
-        "users_without_recs": "exclude",
-        "users_without_truth": "judged",
-    },
-}
+_PATTERN = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
+    r"(?:\((?P<params>[^()]*)\))?\s*"
+    r"(?:@\s*(?P<cutoffs>[0-9]+(?:\s*,\s*[0-9]+)*))?\s*$"
+)
+_POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One requested metric: the string as given, its canonical name and cutoff."""
+    """One requested metric: its label (the output column), canonical name, cutoff, parameters.
+
+    ``params`` holds every parameter of the measure as ``(name, value)`` pairs,
+    defaults filled in (``None``: decided by the data).
+    """
 
     label: str
     name: str
     k: int | None
+    params: tuple[tuple[str, float | None], ...] = ()
 
 
-def parse_metric(text: str) -> MetricSpec:
-    """Parse ``"name@k"`` or ``"name"`` into a :class:`MetricSpec`.
+def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
+    """Parse metric strings, expanding ``"name@k1,k2,..."`` into one metric per cutoff.
+
+    Accepted forms: ``"name"``, ``"name@k"``, ``"name@k1,k2,k3"`` (labels
+    ``name@k1``, ``name@k2``...), and with parameters ``"name(p=v, q=w)@k"``.
+    Names are case-insensitive; the label of a single metric is the string as
+    given. Labels must be distinct.
 
     Examples
     --------
-    >>> parse_metric("MAP@12")
-    MetricSpec(label='MAP@12', name='map', k=12)
-    >>> parse_metric("hits@5")
-    MetricSpec(label='hits@5', name='hit_rate', k=5)
+    >>> [spec.label for spec in parse_metrics(["ndcg@5,10,20", "mrr"])]
+    ['ndcg@5', 'ndcg@10', 'ndcg@20', 'mrr']
     """
-    if not isinstance(text, str):
-        raise TypeError(f"a metric must be a string like 'map@12', got {text!r}")
-    match = _PATTERN.match(text)
-    if match is None:
-        raise ValueError(f"cannot read metric {text!r}: write 'name@k' (e.g. 'ndcg@10') or 'name'")
-    raw_name, raw_k = match.groups()
-    name = _ALIASES.get(raw_name.lower(), raw_name.lower())
-    if name not in _METRICS:
-        known = [*_METRICS, *_ALIASES]
-        hint = difflib.get_close_matches(raw_name.lower(), known, n=1)
-        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-        raise ValueError(f"unknown metric {raw_name!r} in {text!r}{suggestion} (known: {known})")
-    k = v.check_cutoff(int(raw_k), what=f"the cutoff in {text!r}") if raw_k else None
-    needs_k, accepts_k = _METRICS[name]
-    if needs_k and k is None:
-        raise ValueError(f"{text!r} needs a cutoff, e.g. '{raw_name}@10'")
-    if k is not None and not accepts_k:
-        raise ValueError(f"{raw_name!r} takes no cutoff; write {raw_name!r}")
-    return MetricSpec(text, name, k)
-
-
-def _parse_all(metrics: str | Sequence[str]) -> list[MetricSpec]:
-    specs = [parse_metric(text) for text in ([metrics] if isinstance(metrics, str) else metrics)]
+    texts = [metrics] if isinstance(metrics, str) else list(metrics)
+    specs = [spec for text in texts for spec in _parse(text)]
     if not specs:
         raise ValueError("metrics is empty: ask for at least one, e.g. ['map@12']")
     labels = [spec.label for spec in specs]
@@ -127,115 +115,285 @@ def _parse_all(metrics: str | Sequence[str]) -> list[MetricSpec]:
     return specs
 
 
-@dataclass(frozen=True)
-class _Conventions:
-    denominator: m.Denominator
-    gain: m.Gain
-    users_without_recs: UsersWithoutRecs
-    users_without_truth: UsersWithoutTruth
+def parse_metric(text: str) -> MetricSpec:
+    """Parse one metric string ``"name"``, ``"name@k"`` or ``"name(p=v)@k"``.
+
+    Names come from the measure registry (case-insensitive, aliases accepted);
+    an unknown name suggests the closest. ``"hits@k"`` is the hit rate (an
+    alias of ``hit_rate``), not ranx's count of relevant items retrieved,
+    which is ``n_relevant_retrieved@k``. For ``"name@k1,k2"``, which is several
+    metrics, use :func:`parse_metrics`.
+
+    Examples
+    --------
+    >>> parse_metric("MAP@12")
+    MetricSpec(label='MAP@12', name='map', k=12, params=())
+    >>> parse_metric("hits@5")
+    MetricSpec(label='hits@5', name='hit_rate', k=5, params=())
+    """
+    specs = _parse(text)
+    if len(specs) != 1:
+        raise ValueError(f"{text!r} is {len(specs)} metrics, one per cutoff: use parse_metrics")
+    return specs[0]
 
 
-def _tag(k: int | None) -> str:
-    return "all" if k is None else str(k)
-
-
-def _hits_within(k: int | None, rank: str) -> pl.Expr:
-    """Relevant rows of the hits table within the cutoff."""
-    within = pl.lit(value=True) if k is None else pl.col(rank) <= k
-    return pl.col(r.IS_RELEVANT) & within
-
-
-def _hit_partials(
-    specs: Sequence[MetricSpec], conv: _Conventions, rank: str, grade: str
-) -> dict[str, pl.Expr]:
-    """The per-user sums over the hits table that the requested metrics read."""
-    partials: dict[str, pl.Expr] = {}
-    for metric in specs:
-        k, tag = metric.k, _tag(metric.k)
-        hits = _hits_within(k, rank)
-        if metric.name in ("precision", "recall", "f1", "hit_rate", "map", "pooled_recall"):
-            partials[f"__hits@{tag}"] = hits.sum()
-        if metric.name in ("mrr", "mean_rank"):
-            partials[f"__first@{tag}"] = pl.col(rank).filter(hits).min()
-        if metric.name == "map":
-            # the j-th relevant hit (in rank order) at position i contributes P@i = j / i
-            partials[f"__ap@{tag}"] = (pl.col(_HIT_INDEX) / pl.col(rank)).filter(hits).sum()
-        if metric.name in ("ndcg", "dcg"):
-            within = pl.lit(value=True) if k is None else pl.col(rank) <= k
-            terms = formula.gain(pl.col(grade), conv.gain) / formula.discount(pl.col(rank))
-            partials[f"__dcg@{tag}"] = terms.filter(within).sum()
-        if metric.name == "r_precision":
-            partials["__rprec"] = (pl.col(r.IS_RELEVANT) & (pl.col(rank) <= pl.col(_M))).sum()
-    return partials
-
-
-def _ideal_partials(
-    specs: Sequence[MetricSpec], conv: _Conventions, grade: str
-) -> dict[str, pl.Expr]:
-    """Ideal DCG sums over the truth (positions in the ideal list come precomputed)."""
-    partials: dict[str, pl.Expr] = {}
-    for metric in specs:
-        if metric.name == "ndcg":
-            k = metric.k
-            shown = pl.lit(value=True) if k is None else pl.col(r.IDEAL_RANK) <= k
-            terms = formula.gain(pl.col(grade), conv.gain) / formula.discount(pl.col(r.IDEAL_RANK))
-            partials[f"__idcg@{_tag(k)}"] = terms.filter(shown).sum()
-    return partials
-
-
-def _final(metric: MetricSpec, conv: _Conventions) -> list[pl.Expr]:
-    """The metric's column(s) from the per-user partial sums, by the shared formulas."""
-    k, tag = metric.k, _tag(metric.k)
-    n_relevant = pl.col(_M)
-    hits = pl.col(f"__hits@{tag}")
-    value: pl.Expr
-    if metric.name == "pooled_recall":
-        cutoff = _cutoff(k)
-        capped = pl.min_horizontal(n_relevant, pl.lit(cutoff)).cast(pl.Float64)
-        return [
-            formula.defined(hits, n_relevant).alias(f"__hits_{metric.label}"),
-            capped.alias(f"__cap_{metric.label}"),
-        ]
-    if metric.name == "precision":
-        value = formula.precision(hits, _cutoff(k))
-    elif metric.name == "recall":
-        value = formula.recall(hits, n_relevant)
-    elif metric.name == "f1":
-        value = formula.f1(hits, n_relevant, _cutoff(k))
-    elif metric.name == "hit_rate":
-        value = formula.hit_rate(hits)
-    elif metric.name == "map":
-        value = formula.average_precision(
-            pl.col(f"__ap@{tag}"), hits, n_relevant, k, conv.denominator
+def _parse(text: object) -> list[MetricSpec]:
+    if not isinstance(text, str):
+        raise TypeError(f"a metric must be a string like 'map@12', got {text!r}")
+    match = _PATTERN.match(text)
+    if match is None:
+        raise ValueError(
+            f"cannot read metric {text!r}: write 'name@k' (e.g. 'ndcg@10'), 'name', "
+            "'name@k1,k2' or 'name(param=value)@k'"
         )
-    elif metric.name == "mrr":
-        value = formula.reciprocal_rank(pl.col(f"__first@{tag}"))
-    elif metric.name == "r_precision":
-        value = formula.r_precision(pl.col("__rprec"), n_relevant)
-    elif metric.name == "mean_rank":
-        return [pl.col(f"__first@{tag}").cast(pl.Float64).alias(metric.label)]
-    elif metric.name == "ndcg":
-        # graded metrics read the raw grades: defined wherever some grade is positive
-        return [formula.ndcg(pl.col(f"__dcg@{tag}"), pl.col(f"__idcg@{tag}")).alias(metric.label)]
-    else:
-        return [pl.col(f"__dcg@{tag}").alias(metric.label)]
-    return [formula.defined(value, n_relevant).alias(metric.label)]
+    raw_name = match.group("name")
+    if registry.canonical(raw_name) is None:
+        known = registry.known_names()
+        hint = difflib.get_close_matches(raw_name.lower(), known, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        note = ""
+        if raw_name.lower().startswith("hit"):
+            note = (
+                ". Note: 'hits@k' here is the hit rate (0 or 1 per user), not ranx's count "
+                "of relevant items retrieved, which is 'n_relevant_retrieved@k'"
+            )
+        raise ValueError(
+            f"unknown metric {raw_name!r} in {text!r}{suggestion} (known: {known}){note}"
+        )
+    measure = registry.lookup(raw_name)
+    params = _parse_params(measure, match.group("params"), text)
+    raw_cutoffs = match.group("cutoffs")
+    cutoffs: list[int | None] = (
+        [
+            v.check_cutoff(int(part), what=f"the cutoff in {text!r}")
+            for part in raw_cutoffs.split(",")
+        ]
+        if raw_cutoffs
+        else [None]
+    )
+    if measure.cutoff == "required" and cutoffs == [None]:
+        raise ValueError(f"{text!r} needs a cutoff, e.g. '{raw_name}@10'")
+    if measure.cutoff == "none" and cutoffs != [None]:
+        raise ValueError(f"{raw_name!r} takes no cutoff; write {raw_name!r}")
+    if len(cutoffs) == 1:
+        return [MetricSpec(text, measure.name, cutoffs[0], params)]
+    head = text[: text.rindex("@")].strip()
+    return [MetricSpec(f"{head}@{k}", measure.name, k, params) for k in cutoffs]
 
 
-def _cutoff(k: int | None) -> int:
-    if k is None:
-        raise ValueError("this metric needs a cutoff")
-    return k
+def _parse_params(
+    measure: Measure, raw: str | None, text: str
+) -> tuple[tuple[str, float | None], ...]:
+    declared = {param.name: param for param in measure.params}
+    given: dict[str, float] = {}
+    if raw is not None and raw.strip():
+        if not declared:
+            raise ValueError(f"{measure.name!r} takes no parameters, in {text!r}")
+        for item in raw.split(","):
+            name, sep, value = (part.strip() for part in item.partition("="))
+            if not sep or name not in declared:
+                raise ValueError(
+                    f"unknown parameter {item.strip()!r} in {text!r}: {measure.name!r} "
+                    f"takes {sorted(declared)}, written {measure.name}(name=value)"
+                )
+            if name in given:
+                raise ValueError(f"parameter {name!r} given twice in {text!r}")
+            param = declared[name]
+            try:
+                number = param.kind(value)
+            except ValueError:
+                kind = "an integer" if param.kind is int else "a number"
+                raise ValueError(
+                    f"parameter {name!r} in {text!r} must be {kind}, got {value!r}"
+                ) from None
+            given[name] = param.check(number) if param.check else number
+    return tuple((param.name, given.get(param.name, param.default)) for param in measure.params)
 
 
-def _resolve(conventions: str, **given: str | None) -> dict[str, str]:
-    v.check_literal(conventions, list(_PRESETS), name="conventions")
-    preset = _PRESETS[conventions]
-    resolved = {
-        name: preset.get(name, value) if value == _DEFAULTS[name] else value
-        for name, value in given.items()
-    }
-    return {name: str(value) for name, value in resolved.items()}
+@dataclass(frozen=True)
+class AggregationPart:
+    """How one metric's per-user parts combine into its value for a group of users.
+
+    ``kind`` ``"mean"``: mean of the non-null ``columns[0]``; ``"pooled"``:
+    ``sum(num) / sum(den)`` (``columns`` = (num, den); null when ``sum(den) = 0``);
+    ``"geometric_mean"``: ``exp(mean(log))``; ``"sum"``: sum; ``"group"``: the
+    group's one value (the first). Only sums and counts are needed, so another
+    engine can combine partial results.
+    """
+
+    label: str
+    kind: Aggregation
+    columns: tuple[str, ...]
+
+
+def aggregation_parts(metrics: str | Sequence[str]) -> list[AggregationPart]:
+    """The part columns of each metric and how they combine over users.
+
+    Examples
+    --------
+    >>> aggregation_parts(["map@5", "pooled_recall@20"])  # doctest: +NORMALIZE_WHITESPACE
+    [AggregationPart(label='map@5', kind='mean', columns=('map@5',)),
+     AggregationPart(label='pooled_recall@20', kind='pooled',
+                     columns=('pooled_recall@20|num', 'pooled_recall@20|den'))]
+    """
+    return [_aggregation_part(spec) for spec in parse_metrics(metrics)]
+
+
+def _aggregation_part(spec: MetricSpec) -> AggregationPart:
+    measure = registry.lookup(spec.name)
+    columns = tuple(part_column(spec.label, suffix) for suffix in measure.suffixes)
+    return AggregationPart(spec.label, measure.aggregation, columns)
+
+
+def _combine(part: AggregationPart) -> pl.Expr:
+    columns = [pl.col(name) for name in part.columns]
+    if part.kind == "mean":
+        return columns[0].mean().alias(part.label)
+    if part.kind == "pooled":
+        # OTTO: pooled over users, sum(num) / sum(den), not a mean of ratios; no
+        # evaluated user: null like every other mean, not 0/0 = NaN
+        num, den = columns
+        return pl.when(den.sum() > 0).then(num.sum() / den.sum()).alias(part.label)
+    if part.kind == "geometric_mean":
+        return columns[0].mean().exp().alias(part.label)
+    if part.kind == "sum":
+        return columns[0].sum().alias(part.label)
+    return columns[0].first().alias(part.label)
+
+
+def _aggregate_lf(parts: pl.LazyFrame, specs: Sequence[MetricSpec], by: list[str]) -> pl.LazyFrame:
+    combined = [_combine(_aggregation_part(spec)) for spec in specs]
+    if by:
+        return parts.group_by(by).agg(combined).sort(by)
+    return parts.select(combined)
+
+
+def aggregate(
+    parts: r.FrameT, metrics: str | Sequence[str], *, by: str | Sequence[str] | None = None
+) -> r.FrameT:
+    """Combine per-user parts (:func:`per_user_parts`) into one row per ``by`` group.
+
+    ``aggregate(per_user_parts(recs, truth, metrics, by=by, ...), metrics, by=by)``
+    is exactly ``evaluate(recs, truth, metrics, by=by, ...)``. Each metric's
+    parts combine as :func:`aggregation_parts` says.
+
+    Parameters
+    ----------
+    parts
+        One row per (by..., user) with the part columns of each metric.
+    metrics
+        The metric strings the parts were computed for.
+    by
+        The group columns (sorted ascending in the result); ``None``: one row.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> parts = pl.DataFrame({
+    ...     "user": [1, 2],
+    ...     "mrr": [1.0, 0.5],
+    ...     "pooled_recall@2|num": [1.0, 1.0],
+    ...     "pooled_recall@2|den": [1.0, 2.0],
+    ... })
+    >>> aggregate(parts, ["mrr", "pooled_recall@2"])
+    shape: (1, 2)
+    ┌──────┬─────────────────┐
+    │ mrr  ┆ pooled_recall@2 │
+    │ ---  ┆ ---             │
+    │ f64  ┆ f64             │
+    ╞══════╪═════════════════╡
+    │ 0.75 ┆ 0.666667        │
+    └──────┴─────────────────┘
+    """
+    specs = parse_metrics(metrics)
+    lf = r.to_lazy(parts, name="parts")
+    schema = lf.collect_schema()
+    groups = r.as_list(by)
+    needed = {"by": groups, "parts": [c for s in specs for c in _aggregation_part(s).columns]}
+    missing = [name for names in needed.values() for name in names if name not in schema]
+    if missing:
+        raise ValueError(
+            f"parts is missing column(s) {missing}; it has {list(schema.names())} "
+            "(compute it with per_user_parts for the same metrics)"
+        )
+    return r.like(parts, _aggregate_lf(lf, specs, groups))
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One requested metric with its measure and expression context."""
+
+    spec: MetricSpec
+    measure: Measure
+    ctx: Context
+
+    def part_names(self) -> list[str]:
+        return [part_column(self.spec.label, suffix) for suffix in self.measure.suffixes]
+
+
+def per_user_parts(
+    recs: r.FrameT,
+    truth: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Sequence[str],
+    *,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str | None = None,
+    by: str | Sequence[str] | None = None,
+    denominator: Denominator | None = None,
+    gain: Gain | None = None,
+    ties: Ties | None = None,
+    relevance_level: float | None = None,
+    users_without_recs: UsersWithoutRecs | None = None,
+    users_without_truth: UsersWithoutTruth | None = None,
+    duplicates: Duplicates | None = None,
+    conventions: Preset | Conventions = "default",
+) -> r.FrameT:
+    """Per-user parts of each metric: what :func:`aggregate` combines into ``evaluate``'s means.
+
+    The keywords are :func:`evaluate`'s. One row per (by..., user) counted by
+    the conventions, sorted by those keys; for each metric label the columns
+    its aggregation reads (:func:`aggregation_parts`), all Float64:
+
+    * ``"mean"``: ``label``, the per-user value; null where the user is not
+      counted for this metric (``mean_rank`` without a relevant hit);
+    * ``"pooled"``: ``label|num`` and ``label|den``;
+    * ``"geometric_mean"``: ``label|log``;
+    * ``"sum"``, ``"group"``: ``label``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
+    >>> truth = pl.DataFrame({"user": [1, 2, 2], "item": ["b", "b", "c"]})
+    >>> per_user_parts(recs, truth, ["mrr", "pooled_recall@1"])
+    shape: (2, 4)
+    ┌──────┬─────┬─────────────────────┬─────────────────────┐
+    │ user ┆ mrr ┆ pooled_recall@1|num ┆ pooled_recall@1|den │
+    │ ---  ┆ --- ┆ ---                 ┆ ---                 │
+    │ i64  ┆ f64 ┆ f64                 ┆ f64                 │
+    ╞══════╪═════╪═════════════════════╪═════════════════════╡
+    │ 1    ┆ 0.5 ┆ 0.0                 ┆ 1.0                 │
+    │ 2    ┆ 0.0 ┆ 0.0                 ┆ 1.0                 │
+    └──────┴─────┴─────────────────────┴─────────────────────┘
+    """
+    conv = resolve(
+        conventions,
+        denominator=denominator,
+        gain=gain,
+        ties=ties,
+        relevance_level=relevance_level,
+        users_without_recs=users_without_recs,
+        users_without_truth=users_without_truth,
+        duplicates=duplicates,
+    )
+    roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    columns = [name for request in requests for name in request.part_names()]
+    result = parts.select(*keys, *columns).sort(keys)
+    return r.like(recs, v.guard(result, checks))
 
 
 def evaluate(
@@ -250,14 +408,14 @@ def evaluate(
     relevance: str | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: m.Denominator = "min_k",
-    gain: m.Gain = "linear",
-    ties: r.Ties = "item_desc",
+    denominator: Denominator | None = None,
+    gain: Gain | None = None,
+    ties: Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: r.Duplicates = "error",
-    conventions: Conventions = "default",
+    duplicates: Duplicates | None = None,
+    conventions: Preset | Conventions = "default",
 ) -> r.FrameT:
     """Evaluate recommendations against the truth: per-user scores or their means.
 
@@ -269,19 +427,26 @@ def evaluate(
     truth
         One row per judged (user, item), optionally with graded relevance.
     metrics
-        ``"name@k"`` or ``"name"`` strings: ``precision@k``, ``recall``,
-        ``f1@k``, ``hit_rate`` (``hits``), ``map`` (``ap``), ``mrr`` (``rr``),
-        ``ndcg``, ``dcg``, ``r_precision``, ``mean_rank``, ``pooled_recall@k``.
-        Each becomes a Float64 column named exactly as given.
+        Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
+        ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
+        Names: ``precision@k``, ``recall``, ``f1@k``, ``hit_rate``
+        (``hits``, ``success``: 1 if anything relevant is in the top k),
+        ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
+        ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
+        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``). Each becomes a
+        Float64 column named exactly as given.
     user, item, rank, score, relevance
-        Column roles. With ``score``, ranks are derived per user (``ties``);
-        with ``relevance=None`` every truth row is relevant with grade 1.
+        Column roles, distinct from each other and from ``by``. With
+        ``score``, ranks are derived per user (``ties``); with
+        ``relevance=None`` every truth row is relevant with grade 1.
     by
         Columns evaluated side by side. Those in both frames join with the
         truth (folds, time splits); those only in ``recs`` (models) share it.
     per_user
-        ``False``: one row of means per ``by`` group. ``True``: one row per
-        (by..., user) for every evaluated user, sorted by those keys.
+        ``False``: one row per ``by`` group, each metric combined over users
+        as :func:`aggregation_parts` says (``aggregate(per_user_parts(...))``).
+        ``True``: one row per (by..., user) for every evaluated user, sorted by
+        those keys.
     denominator
         AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval),
         ``"hits"``. See :func:`polars_rankmetrics.average_precision`.
@@ -290,11 +455,11 @@ def evaluate(
     ties
         Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
     relevance_level
-        Minimum grade that binary metrics count as relevant (trec_eval ``-l``).
+        Minimum grade that binary metrics count as relevant (trec_eval ``-l``);
+        a finite number.
     users_without_recs
         Users with relevant truth but no recommendations: ``"zero"`` (they
-        score 0 and count, as trec_eval ``-c``) or ``"exclude"``. ``None``
-        (default) means ``"zero"``, or ``"exclude"`` under ``conventions="trec"``.
+        score 0 and count, as trec_eval ``-c``) or ``"exclude"``.
     users_without_truth
         Users without relevant truth, for whom recall, AP and NDCG are
         undefined: ``"exclude"`` (H&M), ``"judged"`` (those with truth rows,
@@ -303,19 +468,21 @@ def evaluate(
         0 on the binary metrics; NDCG and DCG keep the value of their raw
         grades (a relevance level can leave graded items below it, as with
         trec_eval ``-l``). ``users_without_recs="exclude"`` still leaves out
-        users without recommendations. ``None`` (default) means
-        ``"exclude"``, or ``"judged"`` under ``conventions="trec"``.
+        users without recommendations.
     duplicates
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
         best position). Lists are checked up to the largest cutoff requested:
         a repeat further down cannot change any metric asked for.
     conventions
-        ``"default"`` or ``"trec"``: trec_eval's conventions (AP denominator
-        ``"relevant"``, only users with recommendations, judged users without
-        relevant items count as 0, ties by item id descending, the default
-        anyway). A preset fills each convention left at its default (a
-        ``denominator`` or ``gain`` equal to its default counts as left), so
-        pass ``users_without_recs="zero"`` for trec_eval ``-c``.
+        A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
+        :class:`polars_rankmetrics.Conventions` object. Every convention
+        keyword left at ``None`` takes the preset's value. ``"trec"`` fixes
+        ``denominator="relevant"``, ``gain="linear"`` and ``ties="item_desc"``
+        (an explicit different value is refused) and defaults
+        ``users_without_recs="exclude"`` (pass ``"zero"`` for trec_eval ``-c``)
+        and ``users_without_truth="judged"``. ``"default"``: ``"min_k"``,
+        ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``.
+        See :mod:`polars_rankmetrics.conventions`.
 
     Returns
     -------
@@ -356,35 +523,96 @@ def evaluate(
     │ a     ┆ 0.333333 ┆ 0.5  ┆ 0.4         │
     │ b     ┆ 0.216667 ┆ 0.25 ┆ 0.4         │
     └───────┴──────────┴──────┴─────────────┘
+    >>> prm.evaluate(recs, truth, "ndcg@2,5", by="model")
+    shape: (2, 3)
+    ┌───────┬──────────┬──────────┐
+    │ model ┆ ndcg@2   ┆ ndcg@5   │
+    │ ---   ┆ ---      ┆ ---      │
+    │ str   ┆ f64      ┆ f64      │
+    ╞═══════╪══════════╪══════════╡
+    │ a     ┆ 0.386853 ┆ 0.498189 │
+    │ b     ┆ 0.0      ┆ 0.383649 │
+    └───────┴──────────┴──────────┘
     """
-    specs = _parse_all(metrics)
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
-    resolved = _resolve(
+    conv = resolve(
         conventions,
         denominator=denominator,
         gain=gain,
         ties=ties,
+        relevance_level=relevance_level,
         users_without_recs=users_without_recs,
         users_without_truth=users_without_truth,
+        duplicates=duplicates,
     )
-    v.check_literal(resolved["denominator"], m.DENOMINATORS, name="denominator")
-    v.check_literal(resolved["gain"], m.GAINS, name="gain")
-    v.check_literal(resolved["users_without_recs"], ("zero", "exclude"), name="users_without_recs")
-    v.check_literal(
-        resolved["users_without_truth"], ("exclude", "judged", "zero"), name="users_without_truth"
+    roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    if per_user:
+        values = [
+            request.measure.value(
+                {s: pl.col(part_column(request.spec.label, s)) for s in request.measure.suffixes}
+            ).alias(request.spec.label)
+            for request in requests
+        ]
+        result = parts.select(*keys, *values).sort(keys)
+    else:
+        result = _aggregate_lf(parts, [request.spec for request in requests], list(roles.by))
+    return r.like(recs, v.guard(result, checks))
+
+
+@dataclass(frozen=True)
+class _Roles:
+    user: str
+    item: str
+    rank: str
+    score: str | None
+    relevance: str | None
+    by: tuple[str, ...]
+
+
+def _plan(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Sequence[str],
+    roles: _Roles,
+    conv: Conventions,
+) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]], list[_Request], list[str]]:
+    """The per-user parts frame (unsorted, unguarded), its data checks, the requests, the keys."""
+    specs = parse_metrics(metrics)
+    check_roles(
+        user=roles.user,
+        item=roles.item,
+        by=roles.by,
+        recs_only={"score": roles.score} if roles.score is not None else {"rank": roles.rank},
+        truth_only={"relevance": roles.relevance},
     )
-    conv = _Conventions(
-        cast("m.Denominator", resolved["denominator"]),
-        cast("m.Gain", resolved["gain"]),
-        cast("UsersWithoutRecs", resolved["users_without_recs"]),
-        cast("UsersWithoutTruth", resolved["users_without_truth"]),
-    )
-    recs_spec: r.RecsSpec = r.RecsSpec(
-        user, item, rank, score, tuple(r.as_list(by)), cast("r.Ties", resolved["ties"]), duplicates
+    position = roles.rank
+    if roles.score is not None and roles.rank in {roles.user, roles.item, roles.score, *roles.by}:
+        # the positions are derived: give them a private name rather than overwrite a role
+        position = _POSITION
+    keys = [*roles.by, roles.user]
+    for spec in specs:
+        measure = registry.lookup(spec.name)
+        for name in (part_column(spec.label, s) for s in measure.suffixes):
+            if name in keys:
+                raise ValueError(
+                    f"metric {spec.label!r} would write column {name!r}, which is already a "
+                    f"key column (by/user); rename that column"
+                )
+    requests = [
+        _Request(
+            spec,
+            registry.lookup(spec.name),
+            Context(spec.k, dict(spec.params), conv, rank=position),
+        )
+        for spec in specs
+    ]
+    recs_spec = r.RecsSpec(
+        roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
     )
     recs_lf, truth_lf, truth_spec, checks = r.prepare(
-        recs, truth, recs_spec, (relevance, relevance_level)
+        recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
     )
     in_memory = isinstance(recs, pl.DataFrame)
     ranked = _ranked_cut(
@@ -394,33 +622,34 @@ def evaluate(
         hold=in_memory,
         run_lengths=r.lengths_in_rank_order(recs, recs_spec),
     )
-    # only NDCG reads the grades up front (an in-memory truth's distinct grades)
-    wants_ndcg = any(metric.name == "ndcg" for metric in specs)
-    partials, hit_rows = _per_user(
+    inputs = {name for request in requests for name in request.measure.inputs}
+    # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
+    levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
+    per_user, hit_rows = _per_user(
         recs_lf,
         ranked,
         truth_lf,
         spec=recs_spec,
         truth_spec=truth_spec,
-        specs=specs,
+        requests=requests,
         conv=conv,
-        grade_levels=r.grade_levels(truth, truth_spec) if wants_ndcg else None,
+        grade_levels=levels,
     )
-    result = _scores(
-        partials,
+    parts = _parts(
+        per_user,
         recs_lf,
         _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
         spec=recs_spec,
-        specs=specs,
+        requests=requests,
         conv=conv,
-        per_user=per_user,
     )
-    checks.extend(r.list_checks(ranked, recs_spec, positions=False, in_memory=in_memory))
-    if score is None:
-        # a repeated position changes a metric only where a relevant item sits, so
-        # check the (few) hit rows rather than every recommendation
+    whole_lists = any(request.measure.repeats == "list" for request in requests)
+    checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
+    if roles.score is None and not whole_lists:
+        # a repeated position changes a hits measure only where a relevant item sits,
+        # so check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
-    return r.like(recs, v.guard(result, checks))
+    return parts, checks, requests, keys
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
@@ -452,23 +681,36 @@ def _ranked_cut(
 
 
 def _hits_table(
-    ranked: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    *,
+    hit_index: bool,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
 
-    Sorted by list and position, so that the index of each relevant hit within
-    its list (for AP) is a running count rather than a sort per user.
+    With ``hit_index``, sorted by list and position, so that the index of each
+    relevant hit within its list (for AP) is a running count rather than a
+    sort per user.
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
-    hits = truth.join(ranked, on=on, how="inner").sort([*spec.list_keys, spec.rank])
-    relevant = pl.col(r.IS_RELEVANT).cast(pl.UInt32)
+    hits = truth.join(ranked, on=on, how="inner")
+    if not hit_index:
+        return hits
+    hits = hits.sort([*spec.list_keys, spec.rank])
+    relevant = pl.col(RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
     # sorted by list: a list starts where any of its keys differs from the row above
     first_of_list = pl.any_horizontal(
         pl.col(key).ne_missing(pl.col(key).shift(1)) for key in spec.list_keys
     )
     before_list = pl.when(first_of_list).then(running - relevant).forward_fill()
-    return hits.with_columns((running - before_list).alias(_HIT_INDEX))
+    return hits.with_columns((running - before_list).alias(HIT_INDEX))
+
+
+def _ideal_cutoffs(requests: Sequence[_Request]) -> set[int | None]:
+    return {request.ctx.k for request in requests if "ideal" in request.measure.inputs}
 
 
 def _per_user(
@@ -478,64 +720,83 @@ def _per_user(
     *,
     spec: r.RecsSpec,
     truth_spec: r.TruthSpec,
-    specs: Sequence[MetricSpec],
-    conv: _Conventions,
+    requests: Sequence[_Request],
+    conv: Conventions,
     grade_levels: tuple[float, ...] | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
     Returns the per-user frame (one row per evaluated user and ``by`` group,
-    with ``__m``, the number of relevant items) and the hits table.
-    ``grade_levels``: the truth's distinct positive grades when known up front
-    (:func:`polars_rankmetrics.ranking.grade_levels`), else ``None``.
+    with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
+    and the hits table. ``grade_levels``: the truth's distinct positive grades
+    when known up front (:func:`polars_rankmetrics.ranking.grade_levels`).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
-    ndcg_cutoffs = {metric.k for metric in specs if metric.name == "ndcg"}
-    # grades known up front and every ndcg cut finite: the ideal DCG follows from the
+    inputs = {name for request in requests for name in request.measure.inputs}
+    ideal_cutoffs = _ideal_cutoffs(requests)
+    # grades known up front and every ideal cut finite: the ideal DCG follows from the
     # user's item count per grade, so the window that ranks the truth by grade is not needed
-    levels = grade_levels if None not in ndcg_cutoffs else None
-    ideal_ranks = bool(ndcg_cutoffs) and levels is None
-    relevant_truth = r.labeled_truth(truth, truth_spec, ideal=ideal_ranks)
-    statistics = [pl.col(r.IS_RELEVANT).sum().alias(_M)]
+    levels = grade_levels if None not in ideal_cutoffs else None
+    ideal_ranks = bool(ideal_cutoffs) and levels is None
+    relevant_truth = r.labeled_truth(
+        truth, truth_spec, ideal=ideal_ranks, names=(GRADE, RELEVANT, IDEAL_RANK)
+    )
+    statistics = [pl.col(RELEVANT).sum().alias(N_RELEVANT)]
     if ideal_ranks:
-        ideal = _ideal_partials(specs, conv, truth_spec.grade)
-        statistics += [expr.alias(name) for name, expr in ideal.items()]
-    elif ndcg_cutoffs and levels is not None:
+        statistics += [_ranked_ideal(k, conv) for k in ideal_cutoffs]
+    elif ideal_cutoffs and levels is not None:
         statistics += _grade_counts(levels, truth_spec)
     truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
-    if ndcg_cutoffs and levels is not None:
+    if ideal_cutoffs and levels is not None:
         counted = [
-            (formula.gain(pl.lit(level), conv.gain), pl.col(f"__n_grade{index}"))
+            (formula.gain(pl.lit(level), conv.gain), pl.col(f"{PREFIX}n_grade{index}"))
             for index, level in enumerate(levels)
         ]
         truth_stats = truth_stats.with_columns(
-            formula.ideal_dcg(counted, k).alias(f"__idcg@{_tag(k)}")
-            for k in ndcg_cutoffs
+            formula.ideal_dcg(counted, k).alias(_ideal_name(k))
+            for k in ideal_cutoffs
             if k is not None
         )
-    hits = _hits_table(ranked, relevant_truth, spec, truth_spec)
-    partials = _hit_partials(specs, conv, spec.rank, truth_spec.grade)
-    if "__rprec" in partials:
-        hits = hits.join(truth_stats.select(*user_keys, _M), on=user_keys, how="left")
-    hit_stats = hits.group_by(spec.list_keys).agg(
-        expr.alias(name) for name, expr in partials.items()
-    )
+    hits = _hits_table(ranked, relevant_truth, spec, truth_spec, hit_index="hit_index" in inputs)
+    partials = {
+        p.name: p for request in requests for p in request.measure.hit_partials(request.ctx)
+    }
+    if "n_relevant_on_hits" in inputs:
+        hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     users = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
-    sums = [name for name in partials if not name.startswith("__first")]
-    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(
-        pl.col(sums).fill_null(0)
+    if not partials:
+        return users, hits
+    hit_stats = hits.group_by(spec.list_keys).agg(
+        partial.expr.alias(name) for name, partial in partials.items()
     )
+    fills = [
+        pl.col(name).fill_null(partial.fill)
+        for name, partial in partials.items()
+        if partial.fill is not None
+    ]
+    per_user = users.join(hit_stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
 
 
+def _ideal_name(k: int | None) -> str:
+    return f"{PREFIX}idcg@{'all' if k is None else k}"
+
+
+def _ranked_ideal(k: int | None, conv: Conventions) -> pl.Expr:
+    """Ideal DCG@k from each truth item's position in its user's ideal list."""
+    shown = pl.lit(value=True) if k is None else pl.col(IDEAL_RANK) <= k
+    terms = formula.gain(pl.col(GRADE), conv.gain) / formula.discount(pl.col(IDEAL_RANK))
+    return terms.filter(shown).sum().alias(_ideal_name(k))
+
+
 def _grade_counts(levels: Sequence[float], truth_spec: r.TruthSpec) -> list[pl.Expr]:
-    """Per user, the number of truth items at each grade (``__n_grade<i>``)."""
+    """Per user, the number of truth items at each grade (``<prefix>n_grade<i>``)."""
     if truth_spec.relevance is None:
         # every grade is 1: the count is the user's number of rows
-        return [pl.len().alias("__n_grade0")]
-    grade = pl.col(truth_spec.grade)
-    return [(grade == level).sum().alias(f"__n_grade{i}") for i, level in enumerate(levels)]
+        return [pl.len().alias(f"{PREFIX}n_grade0")]
+    grade = pl.col(GRADE)
+    return [(grade == level).sum().alias(f"{PREFIX}n_grade{i}") for i, level in enumerate(levels)]
 
 
 def _judged_users(
@@ -548,29 +809,34 @@ def _judged_users(
     return judged.select(spec.list_keys)
 
 
-def _scores(
+def _parts(
     partials: pl.LazyFrame,
     recs: pl.LazyFrame,
     judged: pl.LazyFrame,
     *,
     spec: r.RecsSpec,
-    specs: Sequence[MetricSpec],
-    conv: _Conventions,
-    per_user: bool,
+    requests: Sequence[_Request],
+    conv: Conventions,
 ) -> pl.LazyFrame:
-    """Per-user metrics from the partial sums, the user policies, then means."""
+    """Each metric's per-user parts from the partial sums, under the users-counted policies."""
     list_keys = spec.list_keys
-    finals = [expression for metric in specs for expression in _final(metric, conv)]
-    scores = partials.select(*list_keys, pl.col(_M).alias("__n_relevant"), *finals)
+    finals = [
+        expression.alias(part_column(request.spec.label, suffix))
+        for request in requests
+        for suffix, expression in request.measure.finals(request.ctx).items()
+    ]
+    scores = partials.select(*list_keys, N_RELEVANT, *finals)
     if conv.users_without_truth == "exclude":
-        scores = scores.filter(pl.col("__n_relevant") > 0)
+        scores = scores.filter(pl.col(N_RELEVANT) > 0)
     else:
         # no relevant item: the binary metrics score 0, graded ones keep their value
-        filled = [
-            name for metric in specs if metric.name != "mean_rank" for name in _output_names(metric)
-        ]
-        scores = scores.with_columns(pl.col(filled).fill_null(0.0))
-    scores = scores.drop("__n_relevant")
+        scores = scores.with_columns(
+            pl.col(name).fill_null(request.measure.fill)
+            for request in requests
+            if request.measure.fill is not None
+            for name in request.part_names()
+        )
+    scores = scores.drop(N_RELEVANT)
     users_with_recs = recs.select(list_keys).unique()
     if conv.users_without_recs == "exclude":
         scores = scores.join(users_with_recs, on=list_keys, how="semi")
@@ -582,37 +848,9 @@ def _scores(
             counted = counted.join(users_with_recs, on=list_keys, how="semi")
         unjudged = counted.join(scores, on=list_keys, how="anti")
         zeros = [
-            pl.lit(None if metric.name == "mean_rank" else 0.0, pl.Float64).alias(name)
-            for metric in specs
-            for name in _output_names(metric)
+            pl.lit(request.measure.fill, pl.Float64).alias(name)
+            for request in requests
+            for name in request.part_names()
         ]
         scores = pl.concat([scores, unjudged.with_columns(zeros)], how="vertical_relaxed")
-    if per_user:
-        finals = [_per_user_value(metric) for metric in specs]
-        return scores.select(*list_keys, *finals).sort(list_keys)
-    means = [_mean(metric) for metric in specs]
-    if spec.by:
-        return scores.group_by(list(spec.by)).agg(means).sort(list(spec.by))
-    return scores.select(means)
-
-
-def _output_names(metric: MetricSpec) -> list[str]:
-    if metric.name == "pooled_recall":
-        return [f"__hits_{metric.label}", f"__cap_{metric.label}"]
-    return [metric.label]
-
-
-def _per_user_value(metric: MetricSpec) -> pl.Expr:
-    if metric.name == "pooled_recall":
-        hits, cap = (pl.col(name) for name in _output_names(metric))
-        return pl.when(cap > 0).then(hits / cap).otherwise(0.0).alias(metric.label)
-    return pl.col(metric.label)
-
-
-def _mean(metric: MetricSpec) -> pl.Expr:
-    if metric.name == "pooled_recall":
-        # OTTO: pooled over users, sum(hits) / sum(min(k, m_u)), not a mean of ratios
-        hits, cap = (pl.col(name) for name in _output_names(metric))
-        # no evaluated user: null like every other mean, not 0/0 = NaN
-        return pl.when(cap.sum() > 0).then(hits.sum() / cap.sum()).alias(metric.label)
-    return pl.col(metric.label).mean()
+    return scores

@@ -15,6 +15,7 @@ import polars as pl
 from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics.conventions import Conventions as _Conventions
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace"]
 
@@ -70,14 +71,14 @@ class _RankNamespace(Generic[FrameT]):
         relevance: str | None = None,
         by: str | Sequence[str] | None = None,
         per_user: bool = False,
-        denominator: _metrics.Denominator = "min_k",
-        gain: _metrics.Gain = "linear",
-        ties: _ranking.Ties = "item_desc",
+        denominator: _metrics.Denominator | None = None,
+        gain: _metrics.Gain | None = None,
+        ties: _ranking.Ties | None = None,
         relevance_level: float | None = None,
         users_without_recs: _evaluate.UsersWithoutRecs | None = None,
         users_without_truth: _evaluate.UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates = "error",
-        conventions: _evaluate.Conventions = "default",
+        duplicates: _ranking.Duplicates | None = None,
+        conventions: _evaluate.Preset | _Conventions = "default",
     ) -> FrameT:
         return _evaluate.evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,

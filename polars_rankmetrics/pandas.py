@@ -65,7 +65,8 @@ from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
 
 # By name: the package attribute `evaluate` is the function, not this module.
-from polars_rankmetrics.evaluate import Conventions, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.conventions import Conventions as _Conventions
+from polars_rankmetrics.evaluate import Preset, UsersWithoutRecs, UsersWithoutTruth
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
 
 __all__ = [
@@ -243,14 +244,14 @@ def evaluate(
     relevance: str | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: _metrics.Denominator = "min_k",
-    gain: _metrics.Gain = "linear",
-    ties: _ranking.Ties = "item_desc",
+    denominator: _metrics.Denominator | None = None,
+    gain: _metrics.Gain | None = None,
+    ties: _ranking.Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: _ranking.Duplicates = "error",
-    conventions: Conventions = "default",
+    duplicates: _ranking.Duplicates | None = None,
+    conventions: Preset | _Conventions = "default",
 ) -> pd.DataFrame:
     """Evaluate recommendations in a pandas frame against the truth.
 
@@ -413,14 +414,14 @@ class _FrameRank:
         relevance: str | None = None,
         by: str | Sequence[str] | None = None,
         per_user: bool = False,
-        denominator: _metrics.Denominator = "min_k",
-        gain: _metrics.Gain = "linear",
-        ties: _ranking.Ties = "item_desc",
+        denominator: _metrics.Denominator | None = None,
+        gain: _metrics.Gain | None = None,
+        ties: _ranking.Ties | None = None,
         relevance_level: float | None = None,
         users_without_recs: UsersWithoutRecs | None = None,
         users_without_truth: UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates = "error",
-        conventions: Conventions = "default",
+        duplicates: _ranking.Duplicates | None = None,
+        conventions: Preset | _Conventions = "default",
     ) -> pd.DataFrame:
         return evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,

@@ -8,6 +8,8 @@ builds on the same private helpers. Everything is written once on
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -15,6 +17,7 @@ from typing import Literal, TypeVar
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._names import check_no_reserved, check_roles
 from polars_rankmetrics._row_order import run_lengths_in_rank_order, run_positions
 
 __all__ = ["positions", "relevance"]
@@ -282,6 +285,9 @@ def positions(
     lf = to_lazy(recs, name="recs")
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     schema = lf.collect_schema()
+    # with a score, rank is the column written: it must not overwrite another role
+    check_roles(user=user, item=item, by=spec.by, recs_only={"rank": rank, "score": score})
+    check_no_reserved(schema.names(), frame="recs")
     check_recs_schema(schema, spec)
     run_lengths = lengths_in_rank_order(recs, spec)
     ranked: pl.LazyFrame = cut(with_positions(lf, spec, run_lengths=run_lengths), k, rank)
@@ -318,8 +324,11 @@ def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
     if spec.relevance is not None:
         v.require_numeric(schema, spec.relevance, frame="truth", role="relevance")
     level = spec.relevance_level
-    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float))):
+    if level is not None and (isinstance(level, bool) or not isinstance(level, numbers.Real)):
         raise TypeError(f"relevance_level must be a number or None, got {level!r}")
+    if level is not None and not math.isfinite(level):
+        # NaN compares false with every grade: every metric would silently be null
+        raise ValueError(f"relevance_level must be a finite number, got {level!r}")
 
 
 def truth_checks(
@@ -347,31 +356,41 @@ def truth_checks(
     return [(lf, checks), (lf, [duplicates])]
 
 
-def labeled_truth(lf: pl.LazyFrame, spec: TruthSpec, *, ideal: bool = True) -> pl.LazyFrame:
+def labeled_truth(
+    lf: pl.LazyFrame,
+    spec: TruthSpec,
+    *,
+    ideal: bool = True,
+    names: tuple[str, str, str] | None = None,
+) -> pl.LazyFrame:
     """The truth rows with a positive grade, with the grade and the binary label.
 
     Rows with relevance <= 0 can never change a metric (they gain nothing and
     are not relevant), so they are dropped here, once. ``ideal=True`` adds each
     item's position in its user's ideal list (one window over the truth).
+    ``names``: the (grade, label, ideal position) columns to write, by default
+    the public ones of :func:`relevance` (``evaluate`` uses private names that no
+    input column can clash with).
     """
+    grade_name, relevant_name, ideal_name = names or (spec.grade, IS_RELEVANT, IDEAL_RANK)
     grade = (
         pl.lit(1.0) if spec.relevance is None else pl.col(spec.relevance).cast(pl.Float64)
-    ).alias(spec.grade)
+    ).alias(grade_name)
     level = spec.relevance_level
-    relevant = pl.col(spec.grade) > 0
+    relevant = pl.col(grade_name) > 0
     if level is not None:
         # trec_eval -l: binary measures count rel >= level; gains keep the raw grades
-        relevant = relevant & (pl.col(spec.grade) >= level)
+        relevant = relevant & (pl.col(grade_name) >= level)
     # the item's position in the user's ideal list (grades descending), for IDCG
-    ideal_rank = pl.col(spec.grade).rank("ordinal", descending=True)
+    ideal_rank = pl.col(grade_name).rank("ordinal", descending=True)
     labeled = (
         lf.select(*spec.shared_by, spec.user, spec.item, grade)
-        .filter(pl.col(spec.grade) > 0)
-        .with_columns(relevant.alias(IS_RELEVANT))
+        .filter(pl.col(grade_name) > 0)
+        .with_columns(relevant.alias(relevant_name))
     )
     if not ideal:
         return labeled
-    return labeled.with_columns(ideal_rank.over([*spec.shared_by, spec.user]).alias(IDEAL_RANK))
+    return labeled.with_columns(ideal_rank.over([*spec.shared_by, spec.user]).alias(ideal_name))
 
 
 # more distinct grades than this: rank the truth instead of counting per grade
@@ -527,8 +546,21 @@ def relevance(
     └──────┴─────────────────────┴──────────┘
     """
     spec: RecsSpec = RecsSpec(user, item, rank, None, tuple(as_list(by)))
+    check_roles(
+        user=user,
+        item=item,
+        by=spec.by,
+        recs_only={"rank": rank},
+        truth_only={"relevance": relevance},
+    )
+    if relevance in (IS_RELEVANT, N_RELEVANT, IDEAL_RANK):
+        raise ValueError(
+            f"relevance={relevance!r} is the name of a column this step adds; "
+            "rename the truth's relevance column"
+        )
     recs_lf, truth_lf, truth_spec, checks = prepare(recs, truth, spec, (relevance, relevance_level))
     schema = recs_lf.collect_schema()
+    check_no_reserved(schema.names(), frame="recs")
     added = [truth_spec.grade, IS_RELEVANT, N_RELEVANT, IDEAL_RANK]
     v.check_no_name_clash(schema, added, frame="recs")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]

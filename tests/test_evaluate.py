@@ -155,7 +155,7 @@ def test_negative_and_zero_grades_are_not_relevant(backend: Backend) -> None:
     assert scores.row(0) == pytest.approx((1 / 3, 0.5))  # ndcg: 2/log2(4) over ideal 2/log2(2)
 
 
-def test_trec_preset_fills_defaults_and_explicit_values_win(backend: Backend) -> None:
+def test_trec_preset_fills_defaults_and_refuses_conflicts(backend: Backend) -> None:
     recs = {"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]}
     truth = {"user": [1, 1, 1, 2], "item": ["a", "y", "z", "q"]}
     # default: AP@2 = 1 / min(3, 2); user 2 counts as 0 -> 0.25
@@ -167,7 +167,10 @@ def test_trec_preset_fills_defaults_and_explicit_values_win(backend: Backend) ->
     # trec -c: user 2 counts
     counted = evaluate(backend, recs, truth, "map@2", conventions="trec", users_without_recs="zero")
     assert counted["map@2"][0] == pytest.approx(1 / 6)
-    hits = evaluate(backend, recs, truth, "map@2", conventions="trec", denominator="hits")
+    # the trec preset fixes the AP denominator: another one contradicts it
+    with pytest.raises(ValueError, match="fixes denominator='relevant'"):
+        evaluate(backend, recs, truth, "map@2", conventions="trec", denominator="hits")
+    hits = evaluate(backend, recs, truth, "map@2", denominator="hits", users_without_recs="exclude")
     assert hits["map@2"][0] == pytest.approx(1.0)
 
 

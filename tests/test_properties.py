@@ -228,17 +228,24 @@ def cases(draw: st.DrawFn) -> Case:
             unique=True,
         )
     )
+    conventions = draw(st.sampled_from(["default", "default", "trec"]))
+    # the trec preset fixes the AP denominator, the gain and the tie rule
+    trec = conventions == "trec"
     kwargs: dict[str, Any] = {
         "user": names["user"],
         "item": names["item"],
-        "denominator": draw(st.sampled_from(["min_k", "relevant", "hits"])),
-        "gain": draw(st.sampled_from(["linear", "exponential"])),
-        "ties": draw(st.sampled_from(["item_desc", "item_asc", "input"])),
+        "denominator": draw(
+            st.sampled_from(["relevant"] if trec else ["min_k", "relevant", "hits"])
+        ),
+        "gain": draw(st.sampled_from(["linear"] if trec else ["linear", "exponential"])),
+        "ties": draw(
+            st.sampled_from(["item_desc"] if trec else ["item_desc", "item_asc", "input"])
+        ),
         "relevance_level": draw(st.sampled_from([None, None, 1, 2, 1.5])),
         "users_without_recs": draw(st.sampled_from([None, "zero", "exclude"])),
         "users_without_truth": draw(st.sampled_from(["exclude", "judged", "zero"])),
         "duplicates": duplicates,
-        "conventions": draw(st.sampled_from(["default", "default", "trec"])),
+        "conventions": conventions,
     }
     if use_score:
         kwargs["score"] = names["score"]

@@ -549,3 +549,18 @@ def evaluate(
                 row[label] = sum(defined) / len(defined) if defined else None
         out.append(row)
     return out
+
+
+# --- measures added with the registry ---------------------------------------------------
+
+
+def fbeta(positions: Positions, relevant: set[Hashable], k: int, beta: float) -> float:
+    """F-beta of precision@k and recall@k: (1 + b^2) P R / (b^2 P + R), 0 when both are 0."""
+    p, r = precision(positions, relevant, k), recall(positions, relevant, k)
+    weight = beta * beta
+    return 0.0 if p + r == 0 else (1 + weight) * p * r / (weight * p + r)
+
+
+def n_relevant_retrieved(positions: Positions, relevant: set[Hashable], k: int | None) -> float:
+    """The count of relevant items at positions 1..k (ranx's hits@k)."""
+    return float(hits(positions, relevant, k))

@@ -1,0 +1,290 @@
+"""The measure registry: what each measure needs and how it is computed.
+
+A measure is one :class:`Measure` record, declared in its own module of
+:mod:`polars_rankmetrics._measures` and added with :func:`register`. The
+evaluation plan (:mod:`polars_rankmetrics.evaluate`) reads only these records:
+which tables to build (``inputs``), which per-user partial sums to gather
+(``hit_partials``), how to turn them into the per-user value or parts
+(``finals``) and how users are combined (``aggregation``). Nothing in the plan
+names a measure. See ``docs/REGISTRY.md`` for how to add one.
+
+The tables a measure reads (``inputs``):
+
+``"hits"``
+    The hits table: the truth rows with a positive grade that were recommended
+    within the largest cutoff, one row each with its position (column
+    ``ctx.rank``), its grade (:data:`GRADE`) and its binary label
+    (:data:`RELEVANT`). Non-relevant recommendations are not in it.
+``"hit_index"``
+    The hits table sorted by list and position with :data:`HIT_INDEX`, the
+    running count of relevant hits in the list (j of the j-th relevant hit).
+``"n_relevant_on_hits"``
+    The user's number of relevant items (:data:`N_RELEVANT`) beside each hit row.
+``"grades"``
+    The graded relevance of the hits (always present in the hits table; declared
+    so that the plan knows the measure reads grades).
+``"ideal"``
+    The user's ideal DCG at ``ctx.k`` under the gain convention, as the
+    per-user column ``ctx.ideal_dcg`` (counted per grade, or ranked when the
+    grades are not known up front).
+
+Every per-user row also has :data:`N_RELEVANT` (m_u).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import polars as pl
+
+from polars_rankmetrics._names import PREFIX
+
+if TYPE_CHECKING:
+    from polars_rankmetrics.conventions import Conventions
+
+__all__ = [
+    "AGGREGATIONS",
+    "GRADE",
+    "HIT_INDEX",
+    "INPUTS",
+    "N_RELEVANT",
+    "PREFIX",
+    "RELEVANT",
+    "Aggregation",
+    "Context",
+    "Measure",
+    "Param",
+    "Partial",
+    "all_measures",
+    "known_names",
+    "lookup",
+    "register",
+]
+
+RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
+GRADE = f"{PREFIX}grade"  # Float64 graded relevance of a truth row
+IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal list
+N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
+HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
+
+Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
+AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
+Input = Literal["hits", "hit_index", "n_relevant_on_hits", "grades", "ideal"]
+INPUTS: tuple[Input, ...] = ("hits", "hit_index", "n_relevant_on_hits", "grades", "ideal")
+Cutoff = Literal["required", "optional", "none"]
+Repeats = Literal["hits", "list"]
+
+# the part columns each aggregation kind reads, as suffixes of the metric label
+PART_SUFFIXES: dict[Aggregation, tuple[str, ...]] = {
+    "mean": ("",),
+    "geometric_mean": ("log",),
+    "pooled": ("num", "den"),
+    "sum": ("",),
+    "group": ("",),
+}
+
+
+def part_column(label: str, suffix: str) -> str:
+    """The column holding one part of a metric: ``label`` or ``label|suffix``."""
+    return label if not suffix else f"{label}|{suffix}"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a measure, written ``name(param=value)`` in a metric string.
+
+    ``check`` receives the parsed number and returns it (normalised) or raises
+    ``ValueError`` naming the parameter. ``default=None`` means the value is
+    decided by the data (e.g. the largest grade) and ``None`` reaches the measure.
+    """
+
+    name: str
+    kind: type[int] | type[float]
+    default: float | None
+    doc: str
+    check: Callable[[float], float] | None = None
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A per-user partial sum over the hits table, shared by name between measures.
+
+    ``fill``: the value of a user without any hit row (0 for sums and counts,
+    ``None`` for a minimum or other statistic that has no value then).
+    """
+
+    name: str
+    expr: pl.Expr
+    fill: float | None = 0
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a measure's expressions may read for one requested metric.
+
+    ``k`` is the cutoff (``None``: the whole list), ``params`` the parameters
+    with their defaults, ``conventions`` the resolved conventions and ``rank``
+    the name of the position column of the hits table.
+    """
+
+    k: int | None
+    params: Mapping[str, float | None]
+    conventions: Conventions
+    rank: str
+
+    @property
+    def tag(self) -> str:
+        """What distinguishes this metric's partials from another cutoff's or parameter's."""
+        cut = "all" if self.k is None else str(self.k)
+        if not self.params:
+            return cut
+        values = ",".join(f"{name}={value}" for name, value in sorted(self.params.items()))
+        return f"{cut}({values})"
+
+    def name(self, base: str) -> str:
+        """The column of partial ``base`` for this cutoff and these parameters."""
+        return f"{PREFIX}{base}@{self.tag}"
+
+    def cutoff(self) -> int:
+        """The cutoff of a measure that requires one."""
+        if self.k is None:
+            raise ValueError("this metric needs a cutoff")
+        return self.k
+
+    def within(self) -> pl.Expr:
+        """True on hits-table rows within the cutoff."""
+        return pl.lit(value=True) if self.k is None else pl.col(self.rank) <= self.k
+
+    def hits(self) -> pl.Expr:
+        """True on relevant hits-table rows within the cutoff."""
+        return pl.col(RELEVANT) & self.within()
+
+    @property
+    def ideal_dcg(self) -> str:
+        """The per-user ideal DCG column at this cutoff (input ``"ideal"``)."""
+        return f"{PREFIX}idcg@{'all' if self.k is None else self.k}"
+
+
+def _no_partials(ctx: Context) -> list[Partial]:
+    del ctx
+    return []
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure family member: everything the plan needs to compute it.
+
+    Attributes
+    ----------
+    name
+        Canonical metric-string name (lower case), e.g. ``"ndcg"``.
+    aliases
+        Other names accepted in metric strings (``"ap"`` for ``"map"``).
+    cutoff
+        ``"required"`` (``precision@k``), ``"optional"`` or ``"none"`` (no ``@k``).
+    params
+        Parameters written ``name(param=value)``; unknown ones are refused.
+    inputs
+        Tables and columns the measure reads (see the module docstring).
+    repeats
+        Which repeated positions can change it: ``"hits"`` (only where a relevant
+        item sits: positions are checked on the hit rows) or ``"list"`` (every
+        row of the cut matters: positions are checked on the whole cut).
+    hit_partials
+        The per-user partial sums over the hits table, grouped per list.
+    finals
+        Per-user expressions over the partials (and :data:`N_RELEVANT`, the
+        ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
+        value; ``"num"``/``"den"`` pooled; ``"log"`` geometric mean).
+    aggregation
+        How users combine: ``"mean"`` of the value (nulls, users the measure
+        leaves out, are skipped), ``"geometric_mean"`` (``exp(mean(log))``),
+        ``"pooled"`` (``sum(num) / sum(den)``, null when ``sum(den) = 0``),
+        ``"sum"``, or ``"group"`` (one value per ``by`` group, written on each
+        of its users' rows; the first is taken).
+    fill
+        Value of each part for a counted user without relevant truth or
+        without recommendations (``None``: not counted for this measure).
+    per_user_value
+        The per-user value from the parts (``per_user=True``); default: the
+        ``""`` part.
+    doc
+        One line for the docs: what it is and its formula.
+    """
+
+    name: str
+    finals: Callable[[Context], Mapping[str, pl.Expr]]
+    doc: str
+    aliases: tuple[str, ...] = ()
+    cutoff: Cutoff = "optional"
+    params: tuple[Param, ...] = ()
+    inputs: frozenset[Input] = frozenset({"hits"})
+    repeats: Repeats = "hits"
+    hit_partials: Callable[[Context], list[Partial]] = _no_partials
+    aggregation: Aggregation = "mean"
+    fill: float | None = 0.0
+    per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"measure {self.name!r}: unknown aggregation {self.aggregation!r}")
+        unknown = set(self.inputs) - set(INPUTS)
+        if unknown:
+            raise ValueError(f"measure {self.name!r}: unknown inputs {sorted(unknown)}")
+
+    @property
+    def suffixes(self) -> tuple[str, ...]:
+        """The part columns of this measure, as suffixes of its label."""
+        return PART_SUFFIXES[self.aggregation]
+
+    def value(self, parts: Mapping[str, pl.Expr]) -> pl.Expr:
+        """The per-user value from its part columns (keyed by suffix)."""
+        if self.per_user_value is not None:
+            return self.per_user_value(parts)
+        return parts[""]
+
+
+_REGISTRY: dict[str, Measure] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(measure: Measure) -> Measure:
+    """Add ``measure`` to the registry; its name and aliases must be new."""
+    for name in (measure.name, *measure.aliases):
+        if name != name.lower() or name in _REGISTRY or name in _ALIASES:
+            raise ValueError(f"metric name {name!r} is taken or not lower case")
+    _REGISTRY[measure.name] = measure
+    for alias in measure.aliases:
+        _ALIASES[alias] = measure.name
+    return measure
+
+
+def canonical(name: str) -> str | None:
+    """The canonical name for ``name`` (any case), or ``None`` if unknown."""
+    lowered = name.lower()
+    if lowered in _REGISTRY:
+        return lowered
+    return _ALIASES.get(lowered)
+
+
+def known_names() -> list[str]:
+    """Every accepted name: canonical names then aliases."""
+    return [*_REGISTRY, *_ALIASES]
+
+
+def lookup(name: str) -> Measure:
+    """The measure called ``name`` (or one of its aliases); unknown names suggest the closest."""
+    found = canonical(name)
+    if found is None:
+        hint = difflib.get_close_matches(name.lower(), known_names(), n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ValueError(f"unknown metric {name!r}{suggestion} (known: {known_names()})")
+    return _REGISTRY[found]
+
+
+def all_measures() -> list[Measure]:
+    """Every registered measure, in registration order."""
+    return list(_REGISTRY.values())

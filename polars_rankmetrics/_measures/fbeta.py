@@ -1,0 +1,47 @@
+"""F-beta@k: the weighted harmonic mean of precision@k and recall@k.
+
+``F_beta = (1 + beta^2) P R / (beta^2 P + R)``; with ``P = h / k`` and
+``R = h / m_u`` this is ``(1 + beta^2) h / (beta^2 m_u + k)`` (0 when h = 0).
+``beta > 1`` weighs recall more, ``beta < 1`` precision; ``fbeta(beta=1)@k``
+is ``f1@k``. Written ``"fbeta(beta=0.5)@10"``; ``beta`` defaults to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import polars as pl
+
+from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Param, register
+from polars_rankmetrics._measures.precision import hit_count
+
+
+def _check_beta(beta: float) -> float:
+    if not (math.isfinite(beta) and beta > 0):
+        raise ValueError(f"fbeta's beta must be a finite number > 0, got {beta!r}")
+    return beta
+
+
+def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    beta = ctx.params["beta"]
+    if beta is None:  # declared with a default: never None
+        raise ValueError("fbeta needs beta")
+    n_relevant = pl.col(N_RELEVANT)
+    value = formula.fbeta(pl.col(ctx.name("hits")), n_relevant, ctx.cutoff(), beta)
+    return {"": formula.defined(value, n_relevant)}
+
+
+FBETA = register(
+    Measure(
+        name="fbeta",
+        cutoff="required",
+        params=(
+            Param("beta", float, 1.0, "weight of recall against precision", check=_check_beta),
+        ),
+        hit_partials=hit_count,
+        finals=_finals,
+        doc="fbeta(beta=b)@k = (1 + b^2) hits@k / (b^2 m_u + k), the F-beta of P@k and R@k",
+    )
+)

@@ -1,0 +1,49 @@
+"""Hit rate@k (``hits@k``, ``success@k``) and the count of relevant items retrieved.
+
+Note the names: here ``hits@k`` is the HIT RATE (1 if anything relevant is in
+the top k, else 0), as in most recommender papers. ranx's ``hits@k`` is a
+COUNT of relevant items in the top k: that is ``n_relevant_retrieved@k``
+(alias ``num_hits@k``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, register
+from polars_rankmetrics._measures.precision import hit_count
+
+
+def _hit_rate(ctx: Context) -> Mapping[str, pl.Expr]:
+    value = formula.hit_rate(pl.col(ctx.name("hits")))
+    return {"": formula.defined(value, pl.col(N_RELEVANT))}
+
+
+def _count(ctx: Context) -> Mapping[str, pl.Expr]:
+    return {"": formula.defined(pl.col(ctx.name("hits")), pl.col(N_RELEVANT))}
+
+
+HIT_RATE = register(
+    Measure(
+        name="hit_rate",
+        aliases=("hits", "success"),
+        hit_partials=hit_count,
+        finals=_hit_rate,
+        doc="hit_rate@k = 1 if hits@k > 0 else 0 (aliases hits, success; "
+        "NOT ranx's hits@k, a count: see n_relevant_retrieved)",
+    )
+)
+
+N_RELEVANT_RETRIEVED = register(
+    Measure(
+        name="n_relevant_retrieved",
+        aliases=("num_hits",),
+        hit_partials=hit_count,
+        finals=_count,
+        doc="n_relevant_retrieved@k = hits@k, the COUNT of relevant items in the top k "
+        "(ranx's hits@k; here hits@k is the hit rate)",
+    )
+)

@@ -1,0 +1,51 @@
+"""DCG@k and NDCG@k: discounted cumulative gain, raw and over the ideal list's.
+
+``DCG@k = sum_{i <= k} gain(g_i) / log2(i + 1)``, gain ``g`` (linear) or
+``2^g - 1`` (exponential, the ``gain`` convention); ``NDCG@k = DCG@k / IDCG@k``
+with IDCG the DCG of the user's truth sorted by grade. Both read the raw
+grades, so they are defined whenever some grade is positive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._registry import GRADE, Context, Measure, Partial, register
+
+
+def _dcg_partial(ctx: Context) -> list[Partial]:
+    gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
+    terms = gain / formula.discount(pl.col(ctx.rank))
+    return [Partial(ctx.name("dcg"), terms.filter(ctx.within()).sum())]
+
+
+def _ndcg(ctx: Context) -> Mapping[str, pl.Expr]:
+    return {"": formula.ndcg(pl.col(ctx.name("dcg")), pl.col(ctx.ideal_dcg))}
+
+
+def _dcg(ctx: Context) -> Mapping[str, pl.Expr]:
+    return {"": pl.col(ctx.name("dcg"))}
+
+
+NDCG = register(
+    Measure(
+        name="ndcg",
+        inputs=frozenset({"hits", "grades", "ideal"}),
+        hit_partials=_dcg_partial,
+        finals=_ndcg,
+        doc="NDCG@k = DCG@k / IDCG@k (gain convention: linear or 2^g - 1)",
+    )
+)
+
+DCG = register(
+    Measure(
+        name="dcg",
+        inputs=frozenset({"hits", "grades"}),
+        hit_partials=_dcg_partial,
+        finals=_dcg,
+        doc="DCG@k = sum over i <= k of gain(g_i) / log2(i + 1)",
+    )
+)

@@ -1,0 +1,39 @@
+"""Pooled recall@k (``micro_recall@k``): recall pooled over users (OTTO).
+
+``pooled_recall@k = sum_u hits_u / sum_u min(k, m_u)``, not a mean of per-user
+ratios; per user it is ``hits / min(k, m_u)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, register
+from polars_rankmetrics._measures.precision import hit_count
+
+
+def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
+    n_relevant = pl.col(N_RELEVANT)
+    capped = pl.min_horizontal(n_relevant, pl.lit(ctx.cutoff())).cast(pl.Float64)
+    return {"num": formula.defined(pl.col(ctx.name("hits")), n_relevant), "den": capped}
+
+
+def _per_user(parts: Mapping[str, pl.Expr]) -> pl.Expr:
+    return pl.when(parts["den"] > 0).then(parts["num"] / parts["den"]).otherwise(0.0)
+
+
+POOLED_RECALL = register(
+    Measure(
+        name="pooled_recall",
+        aliases=("micro_recall",),
+        cutoff="required",
+        hit_partials=hit_count,
+        finals=_finals,
+        aggregation="pooled",
+        per_user_value=_per_user,
+        doc="pooled_recall@k = sum(hits@k) / sum(min(k, m_u)) over users (OTTO)",
+    )
+)

@@ -1,0 +1,217 @@
+"""The conventions of an evaluation, as one typed object, and the named presets.
+
+Ranking measures differ between libraries and competitions less in their
+formulas than in conventions: the AP denominator, the NDCG gain, how equal
+scores are ordered, which grade counts as relevant, which users are averaged.
+:class:`Conventions` holds them all; :func:`resolve` builds it once from
+:func:`polars_rankmetrics.evaluate`'s keyword arguments and a preset, checking
+every value there.
+
+A preset **fixes** the conventions that define its measures and only
+**defaults** the others:
+
+========================  ===============  =======================================
+convention                ``"default"``    ``"trec"`` (trec_eval 10.0)
+========================  ===============  =======================================
+``denominator``           min_k            relevant (fixed)
+``gain``                  linear           linear (fixed)
+``ties``                  item_desc        item_desc (fixed)
+``relevance_level``       None             None
+``users_without_recs``    zero             exclude (``-c`` is ``"zero"``)
+``users_without_truth``   exclude          judged
+``duplicates``            error            error
+========================  ===============  =======================================
+
+Under ``"default"`` every convention is only a default. Under ``"trec"`` an
+explicit value different from a fixed one (``conventions="trec",
+denominator="min_k"``) is refused: the result would no longer be trec_eval's,
+so the call is contradictory. The users-counted policies are options of
+trec_eval itself (``-c``) and may be changed on top of the preset.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from polars_rankmetrics import _formulas as formula
+
+__all__ = ["PRESETS", "Conventions", "Preset", "resolve"]
+
+Preset = Literal["default", "trec"]
+Denominator = formula.Denominator
+Gain = formula.Gain
+Ties = Literal["item_desc", "item_asc", "input"]
+Duplicates = Literal["error", "first"]
+UsersWithoutRecs = Literal["zero", "exclude"]
+UsersWithoutTruth = Literal["exclude", "judged", "zero"]
+
+PRESET_NAMES: tuple[Preset, ...] = ("default", "trec")
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "denominator": ("min_k", "relevant", "hits"),
+    "gain": ("linear", "exponential"),
+    "ties": ("item_desc", "item_asc", "input"),
+    "users_without_recs": ("zero", "exclude"),
+    "users_without_truth": ("exclude", "judged", "zero"),
+    "duplicates": ("error", "first"),
+}
+
+
+def _check_choice(value: object, allowed: tuple[str, ...], *, name: str) -> None:
+    if isinstance(value, str) and value in allowed:
+        return
+    hint = difflib.get_close_matches(str(value), list(allowed), n=1)
+    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+    raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}{suggestion}")
+
+
+def check_level(level: object) -> float | None:
+    """``relevance_level`` as a finite float (NumPy numbers accepted), or ``None``."""
+    if level is None:
+        return None
+    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+        raise TypeError(f"relevance_level must be a number or None, got {level!r}")
+    value = float(level)
+    if not math.isfinite(value):
+        # NaN compares false with every grade: every metric would silently be null
+        raise ValueError(f"relevance_level must be a finite number, got {level!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """Every convention of an evaluation, resolved and checked.
+
+    Attributes
+    ----------
+    denominator
+        AP denominator: ``"min_k"`` (Kaggle ``min(m_u, k)``), ``"relevant"``
+        (trec_eval, m_u) or ``"hits"``.
+    gain
+        NDCG/DCG gain: ``"linear"`` (g, trec_eval) or ``"exponential"`` (2^g - 1).
+    ties
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+    relevance_level
+        Minimum grade the binary measures count as relevant (trec_eval ``-l``);
+        ``None``: every positive grade. Graded measures read the raw grades.
+    users_without_recs
+        Users with relevant truth and no recommendation: ``"zero"`` (count, score
+        0; trec_eval ``-c``) or ``"exclude"``.
+    users_without_truth
+        Users without relevant truth: ``"exclude"``, ``"judged"`` (those with
+        truth rows count; trec_eval) or ``"zero"`` (those with recommendations
+        or truth rows count).
+    duplicates
+        An item recommended twice in a list: ``"error"`` or ``"first"``.
+    preset
+        The preset these came from (``"default"``, ``"trec"``).
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.conventions import resolve
+    >>> resolve("trec", users_without_recs="zero").denominator  # trec_eval -c
+    'relevant'
+    >>> resolve("trec", denominator="min_k")
+    Traceback (most recent call last):
+    ...
+    ValueError: conventions='trec' fixes denominator='relevant' (trec_eval's definition), \
+so denominator='min_k' contradicts it: drop denominator=, or use conventions='default' \
+with denominator='min_k'
+    """
+
+    denominator: Denominator = "min_k"
+    gain: Gain = "linear"
+    ties: Ties = "item_desc"
+    relevance_level: float | None = None
+    users_without_recs: UsersWithoutRecs = "zero"
+    users_without_truth: UsersWithoutTruth = "exclude"
+    duplicates: Duplicates = "error"
+    preset: Preset = "default"
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            _check_choice(getattr(self, name), allowed, name=name)
+        _check_choice(self.preset, PRESET_NAMES, name="conventions")
+        object.__setattr__(self, "relevance_level", check_level(self.relevance_level))
+
+
+PRESETS: dict[str, Conventions] = {}
+# the conventions each preset fixes: an explicit different value is a conflict
+FIXED: dict[str, frozenset[str]] = {
+    "default": frozenset(),
+    # trec_eval's AP divides by every relevant item, its NDCG has linear gain and
+    # it orders equal scores by docno descending
+    "trec": frozenset({"denominator", "gain", "ties"}),
+}
+PRESETS["default"] = Conventions()
+# trec_eval 10.0 without -c: only queries with a run; a judged query without a
+# relevant document scores 0 (num_q counts it)
+PRESETS["trec"] = Conventions(
+    denominator="relevant",
+    users_without_recs="exclude",
+    users_without_truth="judged",
+    preset="trec",
+)
+
+
+def resolve(conventions: Preset | Conventions = "default", **given: object) -> Conventions:
+    """The conventions of a call: the preset, with the keywords given (``None``: not given).
+
+    Parameters
+    ----------
+    conventions
+        A preset name (``"default"``, ``"trec"``) or a :class:`Conventions`
+        object, which then fixes every convention.
+    **given
+        ``denominator``, ``gain``, ``ties``, ``relevance_level``,
+        ``users_without_recs``, ``users_without_truth``, ``duplicates``;
+        ``None`` takes the preset's value.
+
+    Raises
+    ------
+    ValueError
+        An unknown value, a non-finite ``relevance_level``, or a value that
+        contradicts one the preset fixes.
+
+    Examples
+    --------
+    >>> resolve("trec").users_without_truth
+    'judged'
+    >>> resolve(gain="exponential").gain
+    'exponential'
+    """
+    names = {f.name for f in fields(Conventions)} - {"preset"}
+    unknown = set(given) - names
+    if unknown:
+        raise TypeError(f"unknown convention(s) {sorted(unknown)}; known: {sorted(names)}")
+    if isinstance(conventions, Conventions):
+        base, fixed = conventions, frozenset(names)
+        preset_text = "the Conventions object given"
+    else:
+        _check_choice(conventions, tuple(PRESETS), name="conventions")
+        base, fixed = PRESETS[conventions], FIXED[conventions]
+        preset_text = f"conventions={conventions!r}"
+    changes: dict[str, Any] = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name == "relevance_level":
+            checked: object = check_level(value)
+        else:
+            _check_choice(value, _CHOICES[name], name=name)
+            checked = value
+        current = getattr(base, name)
+        if checked == current:
+            continue
+        if name in fixed:
+            why = " (trec_eval's definition)" if base.preset == "trec" else ""
+            other = "conventions='default'" if base.preset != "default" else "a preset"
+            raise ValueError(
+                f"{preset_text} fixes {name}={current!r}{why}, so {name}={checked!r} "
+                f"contradicts it: drop {name}=, or use {other} with {name}={checked!r}"
+            )
+        changes[name] = checked
+    return replace(base, **changes) if changes else base

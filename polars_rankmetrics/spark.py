@@ -39,14 +39,19 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
         "pip install 'polars_rankmetrics[spark]'"
     ) from error
 
-from polars_rankmetrics import metrics as m
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics.evaluate import (
+from polars_rankmetrics.conventions import (
     Conventions,
+    Denominator,
+    Duplicates,
+    Gain,
+    Preset,
+    Ties,
     UsersWithoutRecs,
     UsersWithoutTruth,
-    parse_metric,
+    resolve,
 )
+from polars_rankmetrics.evaluate import AggregationPart, aggregation_parts, per_user_parts
 from polars_rankmetrics.evaluate import evaluate as _evaluate_polars
 
 __all__ = ["evaluate"]
@@ -74,20 +79,6 @@ _ONE_BUCKET_NOTE = (
 
 
 @dataclass(frozen=True)
-class _Part:
-    """One column a bucket sums per ``by`` group, and how the driver finishes it.
-
-    ``kind``: ``"mean"`` (sum / count of non-null values), ``"pooled"`` (sum of
-    ``label|num`` / sum of ``label|den``), ``"geometric_mean"`` (exp of the mean of
-    ``label|log``) or ``"sum"``.
-    """
-
-    label: str
-    kind: str
-    columns: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class _Plan:
     """Everything a bucket needs; pickled to the workers with the kernel."""
 
@@ -100,7 +91,7 @@ class _Plan:
     shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
-    parts: tuple[_Part, ...]
+    parts: tuple[AggregationPart, ...]
     per_user: bool
     out_schema: pa.Schema
 
@@ -117,14 +108,14 @@ def evaluate(
     relevance: str | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: m.Denominator = "min_k",
-    gain: m.Gain = "linear",
-    ties: r.Ties = "item_desc",
+    denominator: Denominator | None = None,
+    gain: Gain | None = None,
+    ties: Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: r.Duplicates = "error",
-    conventions: Conventions = "default",
+    duplicates: Duplicates | None = None,
+    conventions: Preset | Conventions = "default",
     n_buckets: int | None = None,
 ) -> DataFrame:
     r"""Evaluate Spark recommendations against the truth: per-user scores or their means.
@@ -135,6 +126,10 @@ def evaluate(
     evaluated users, :math:`\frac{1}{|U|}\sum_{u \in U} \mathrm{metric}(u)`,
     combined from each bucket's sum and count; ``pooled_recall@k`` is
     :math:`\sum_u \mathrm{hits}_u / \sum_u \min(k, m_u)` over all users.
+    Each metric combines as :func:`polars_rankmetrics.aggregation_parts` says
+    (mean, pooled ratio, geometric mean or sum of its per-user parts from
+    :func:`polars_rankmetrics.evaluate.per_user_parts`), so a measure added to
+    the registry works here unchanged.
 
     Parameters
     ----------
@@ -180,7 +175,9 @@ def evaluate(
     single-machine value. ``by`` columns only in ``recs`` (models) are judged on
     the whole truth: their global set is collected first and handed to every
     bucket, so a model charged 0 for a user in one bucket where it recommended
-    nothing still counts that user.
+    nothing still counts that user. A measure that takes one value per group
+    over all of its users at once (aggregation ``"group"``) cannot be put
+    together from buckets and is refused.
 
     Examples
     --------
@@ -245,14 +242,25 @@ def evaluate(
     grades = [relevance] if relevance is not None else []
     truth_columns = list(dict.fromkeys([*shared_by, user, item, *grades]))
     recs_in = recs.select(*(_col(name) for name in recs_columns))
-    if ties == "input":
+    conv = resolve(
+        conventions,
+        denominator=denominator,
+        gain=gain,
+        ties=ties,
+        relevance_level=relevance_level,
+        users_without_recs=users_without_recs,
+        users_without_truth=users_without_truth,
+        duplicates=duplicates,
+    )
+    if conv.ties == "input":
         # equal scores keep their input order: number the rows before the shuffle
         recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
     truth_in = truth.select(*(_col(name) for name in truth_columns))
 
     spark = recs.sparkSession
     buckets = n_buckets or _default_buckets(spark, recs_in, truth_in)
-    parts = _parts(metric_list)
+    parts = tuple(aggregation_parts(metric_list))
+    _refuse_group_measures(parts)
     partial_schema, final = _partial_schema(dry, by_list, parts, per_user=per_user)
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     plan = _Plan(
@@ -364,20 +372,19 @@ def _global_groups(
     return frame
 
 
-def _parts(metrics: Sequence[str]) -> tuple[_Part, ...]:
-    """The per-user columns each metric's aggregation needs (see :class:`_Part`)."""
-    parts = []
-    for text in metrics:
-        spec = parse_metric(text)
-        if spec.name == "pooled_recall":
-            parts.append(_Part(text, "pooled", (f"{text}|num", f"{text}|den")))
-        else:
-            parts.append(_Part(text, "mean", (text,)))
-    return tuple(parts)
+def _refuse_group_measures(parts: Sequence[AggregationPart]) -> None:
+    """A value computed over a whole ``by`` group cannot be put together from buckets."""
+    grouped = [part.label for part in parts if part.kind == "group"]
+    if grouped:
+        raise ValueError(
+            f"metric(s) {grouped} take one value per group over all of its users at once "
+            "(aggregation 'group'), which Spark's buckets of users cannot combine; "
+            "evaluate them with polars_rankmetrics.evaluate"
+        )
 
 
 def _partial_schema(
-    dry: pl.DataFrame, by: Sequence[str], parts: Sequence[_Part], *, per_user: bool
+    dry: pl.DataFrame, by: Sequence[str], parts: Sequence[AggregationPart], *, per_user: bool
 ) -> tuple[StructType, StructType]:
     """The kernel's output schema and the final one, from the pipeline's own output.
 
@@ -395,7 +402,7 @@ def _partial_schema(
     return from_arrow_schema(pa.schema(fields)), final
 
 
-def _part_columns(parts: Sequence[_Part]) -> list[str]:
+def _part_columns(parts: Sequence[AggregationPart]) -> list[str]:
     return [column for part in parts for column in part.columns]
 
 
@@ -441,58 +448,11 @@ def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, truth_table: pa.Table) -
 
 
 def _per_user_parts(plan: _Plan, recs: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFrame:
-    """Per (by..., user): the final values, or the columns the aggregation reads."""
-    if plan.per_user:
-        with _marked_errors():
-            return _evaluate_polars(recs, truth, list(plan.metrics), per_user=True, **plan.options)
-    # pooled_recall@k pools hits and min(k, m_u): hits from precision@k (hits / k), under
-    # a label nobody writes (tabs around it), m_u counted from the truth
-    pooled = {part.label: _cutoff_of(part.label) for part in plan.parts if part.kind == "pooled"}
-    hidden = {label: f"\tprecision@{k}\t" for label, k in pooled.items()}
-    asked = [*plan.metrics, *dict.fromkeys(hidden.values())]
+    """Per (by..., user): the final values, or the part columns the aggregation reads."""
+    compute = _evaluate_polars if plan.per_user else per_user_parts
+    options = {"per_user": True, **plan.options} if plan.per_user else plan.options
     with _marked_errors():
-        per_user = _evaluate_polars(recs, truth, asked, per_user=True, **plan.options)
-    keys = [*plan.shared_by, plan.user]
-    if pooled:
-        counts = _relevant_counts(plan, truth, keys)
-        dtypes = {key: per_user.schema[key] for key in keys}
-        per_user = per_user.join(
-            counts.with_columns(pl.col(key).cast(dtype) for key, dtype in dtypes.items()),
-            on=keys,
-            how="left",
-        )
-    columns: list[pl.Expr] = [pl.col(name) for name in [*plan.by, plan.user]]
-    for part in plan.parts:
-        if part.kind == "mean":
-            columns.append(pl.col(part.label))
-            continue
-        k = pooled[part.label]
-        hits = (pl.col(hidden[part.label]) * k).round().fill_null(0.0)
-        cap = pl.min_horizontal(pl.col(_RELEVANT_COUNT).fill_null(0), pl.lit(k))
-        columns += [hits.alias(part.columns[0]), cap.cast(pl.Float64).alias(part.columns[1])]
-    return per_user.select(columns)
-
-
-_RELEVANT_COUNT = "__prm_m"
-
-
-def _cutoff_of(label: str) -> int:
-    k = parse_metric(label).k
-    if k is None:  # pragma: no cover - parse_metric refuses pooled_recall without @k
-        raise ValueError(f"{label!r} needs a cutoff")
-    return k
-
-
-def _relevant_counts(plan: _Plan, truth: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """m_u: each (shared by..., user)'s number of relevant truth items."""
-    relevance = plan.options["relevance"]
-    level = plan.options["relevance_level"]
-    grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
-    relevant = grade > 0
-    if level is not None:
-        # trec_eval -l: binary measures count rel >= level
-        relevant = relevant & (grade >= level)
-    return truth.group_by(keys).agg(relevant.sum().alias(_RELEVANT_COUNT))
+        return compute(recs, truth, list(plan.metrics), **options)
 
 
 def _with_every_group(
@@ -552,7 +512,7 @@ def _unused_id(recs_users: pl.Series, truth_users: pl.Series) -> int | str:
     )
 
 
-def _combine(partials: DataFrame, by: Sequence[str], parts: Sequence[_Part]) -> DataFrame:
+def _combine(partials: DataFrame, by: Sequence[str], parts: Sequence[AggregationPart]) -> DataFrame:
     """The buckets' sums added up per ``by`` group, then each metric's final step."""
     columns = _part_columns(parts)
     sums = [F.sum(f"__s{index}").alias(f"__s{index}") for index in range(len(columns))]
@@ -574,7 +534,7 @@ def _combine(partials: DataFrame, by: Sequence[str], parts: Sequence[_Part]) -> 
             value = F.when(count > 0, F.exp(total / count))
         elif part.kind == "sum":
             value = total
-        else:  # pragma: no cover - the registry's kinds are listed above
+        else:  # pragma: no cover - refused before the job (_refuse_group_measures)
             raise ValueError(f"unknown aggregation kind {part.kind!r} for {part.label!r}")
         finals.append(value.cast("double").alias(part.label))
     result = totals.select(*(_col(name) for name in by), *finals)

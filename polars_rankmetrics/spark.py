@@ -345,7 +345,7 @@ def _size_estimate(frame: DataFrame) -> int | None:
     """Spark's estimate of a frame's size in bytes, without running it (None: unknown)."""
     try:
         stats = frame._jdf.queryExecution().optimizedPlan().stats()
-        size = int(str(stats.sizeInBytes().toString()))
+        size = int(str(stats.sizeInBytes()))  # a Python int, or a JavaObject (BigInt)
     except Exception:  # Spark Connect has no JVM handle: use the floor
         return None
     # an unknown source is estimated as Long.MaxValue (spark.sql.defaultSizeInBytes)

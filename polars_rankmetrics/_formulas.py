@@ -21,8 +21,11 @@ from typing import Literal
 
 import polars as pl
 
-Denominator = Literal["min_k", "relevant", "hits"]
+Denominator = Literal["min_k", "relevant", "hits", "k"]
 Gain = Literal["linear", "exponential"]
+# a custom gain per grade (trec_eval -mndcg.1=3,2=9): (grade, gain) pairs, grades ascending
+GainTable = tuple[tuple[float, float], ...]
+GainSpec = Gain | GainTable
 
 
 def discount(position: pl.Expr) -> pl.Expr:
@@ -30,10 +33,40 @@ def discount(position: pl.Expr) -> pl.Expr:
     return (position.cast(pl.Float64) + 1.0).log(2)
 
 
-def gain(grade: pl.Expr, kind: Gain) -> pl.Expr:
-    """``grade`` (linear) or ``2^grade - 1`` (exponential); grades <= 0 gain nothing."""
+def gain(grade: pl.Expr, kind: GainSpec) -> pl.Expr:
+    """``grade`` (linear), ``2^grade - 1`` (exponential) or a table's; grades <= 0 gain nothing.
+
+    A table of ``(grade, gain)`` pairs gives the listed grades their gain and
+    every other grade its own value, as trec_eval's ``-mndcg.1=3,2=9`` does
+    (its ``setup_gains``: an unlisted level's gain is the level itself).
+    """
     grade = grade.cast(pl.Float64).clip(lower_bound=0.0)
+    if isinstance(kind, tuple):
+        if not kind:
+            return grade
+        grades = pl.Series([level for level, _ in kind], dtype=pl.Float64)
+        gains = pl.Series([value for _, value in kind], dtype=pl.Float64)
+        return grade.replace(grades, gains)
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
+
+
+def gain_order(table: GainSpec, grades: Sequence[float]) -> list[float]:
+    """``grades`` ordered by their gain, highest first (the ideal list's order).
+
+    The linear and exponential gains grow with the grade; a table need not
+    (``1=3,2=9`` puts grade 2 before grade 3), so the ideal list sorts by gain.
+    """
+    if not isinstance(table, tuple):
+        return sorted(grades, reverse=True)
+    mapped = dict(table)
+    return sorted(grades, key=lambda g: (mapped.get(g, max(g, 0.0)), g), reverse=True)
+
+
+def gain_label(kind: GainSpec) -> str:
+    """How a gain convention is written in messages: ``linear`` or ``{1: 3.0, 2: 9.0}``."""
+    if isinstance(kind, tuple):
+        return "{" + ", ".join(f"{level:g}: {value:g}" for level, value in kind) + "}"
+    return kind
 
 
 def ideal_dcg(
@@ -66,6 +99,11 @@ def ideal_dcg(
         total = total + pl.when(filled > 0).then(level_gain * filled).otherwise(0.0)
         start = end
     return total
+
+
+def discount_sum(k: int) -> float:
+    """``sum_{i=1..k} 1 / log2(i + 1)``: the DCG of k items of gain 1 (RecTools' ideal)."""
+    return math.fsum(1.0 / math.log2(position + 1) for position in range(1, k + 1))
 
 
 # Gains above this are refused: a sum of up to 1e8 of them stays finite in float64.
@@ -120,8 +158,15 @@ def average_precision(
     k: int | None,
     denominator: Denominator,
 ) -> pl.Expr:
-    """``precision_sum / D`` with D = min(m_u, k), m_u or hits (0 when D is 0)."""
-    if denominator == "relevant":
+    """``precision_sum / D`` with D = min(m_u, k), m_u, hits or k (0 when D is 0)."""
+    if denominator == "k":
+        if k is None:
+            raise ValueError(
+                "denominator='k' divides AP by the cutoff: ask for 'map@k' (e.g. 'map@10'), "
+                "not 'map'"
+            )
+        divisor = pl.lit(float(k))
+    elif denominator == "relevant":
         divisor = n_relevant
     elif denominator == "min_k":
         divisor = n_relevant if k is None else pl.min_horizontal(n_relevant, pl.lit(k))

@@ -47,7 +47,7 @@ import difflib
 import inspect
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import polars as pl
@@ -67,7 +67,15 @@ from polars_rankmetrics._validation import shorten
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.conventions import Conventions as _Conventions
-from polars_rankmetrics.evaluate import Preset, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.evaluate import (
+    Ideal,
+    NonpositiveScores,
+    Preset,
+    Unjudged,
+    UserSets,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+)
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
 
 __all__ = [
@@ -249,12 +257,16 @@ def evaluate(
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
     denominator: _metrics.Denominator | None = None,
-    gain: _metrics.Gain | None = None,
+    gain: _metrics.Gain | Mapping[float, float] | None = None,
     ties: _ranking.Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: _ranking.Duplicates | None = None,
+    ideal: Ideal | None = None,
+    unjudged: Unjudged | None = None,
+    nonpositive_scores: NonpositiveScores | None = None,
+    user_sets: UserSets | None = None,
     conventions: Preset | _Conventions = "default",
 ) -> pd.DataFrame:
     """Evaluate recommendations in a pandas frame against the truth.
@@ -271,7 +283,8 @@ def evaluate(
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
     user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
-relevance_level, users_without_recs, users_without_truth, duplicates, conventions
+relevance_level, users_without_recs, users_without_truth, duplicates, ideal, unjudged, \
+nonpositive_scores, user_sets, conventions
         As in :func:`polars_rankmetrics.evaluate`, which documents every
         convention and which users are averaged.
 
@@ -312,7 +325,8 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
         frame, truth_frame, metrics, user=user, item=item, rank=rank, score=score,
         relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
         ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-        users_without_truth=users_without_truth, duplicates=duplicates,
+        users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
+        unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
         conventions=conventions,
     )  # fmt: skip
     return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
@@ -422,19 +436,24 @@ class _FrameRank:
         by: str | Sequence[str] | None = None,
         per_user: bool = False,
         denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
+        gain: _metrics.Gain | Mapping[float, float] | None = None,
         ties: _ranking.Ties | None = None,
         relevance_level: float | None = None,
         users_without_recs: UsersWithoutRecs | None = None,
         users_without_truth: UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
+        ideal: Ideal | None = None,
+        unjudged: Unjudged | None = None,
+        nonpositive_scores: NonpositiveScores | None = None,
+        user_sets: UserSets | None = None,
         conventions: Preset | _Conventions = "default",
     ) -> pd.DataFrame:
         return evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
+            users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
+            unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
             conventions=conventions,
         )  # fmt: skip
 

@@ -175,6 +175,48 @@ def average_precision(
     return pl.when(divisor > 0).then(precision_sum / divisor).otherwise(0.0)
 
 
+def _tied_offsets(count: pl.Expr) -> pl.Expr:
+    """The list ``[0.0, 1.0, ..., count - 1]`` per row (empty for count <= 0)."""
+    count = count.cast(pl.Int64)
+    return pl.int_ranges(0, pl.max_horizontal(count, pl.lit(0, pl.Int64))).cast(pl.List(pl.Float64))
+
+
+def tied_first_hit(
+    start: pl.Expr, size: pl.Expr, relevant: pl.Expr, k: int | None
+) -> tuple[pl.Expr, pl.Expr]:
+    """Expected hit rate@k and RR@k over the orders of the first tied group holding a hit.
+
+    The group of ``n`` equal scores fills positions ``a .. a + n - 1`` and holds
+    ``r`` relevant items (no relevant item comes before it). Over its ``n!``
+    orders, the first ``t`` places hold no relevant item with chance
+    ``prod_{i<t} (n - r - i) / (n - i)``, so:
+
+    * hit rate@k = 1 - that chance for the ``c = clip(k - a + 1, 0, n)`` places
+      within k (1 when the whole group is within k, 0 when it starts after k);
+    * RR@k = ``sum_j P(first relevant at place j) / (a + j - 1)`` over places
+      ``j <= min(n - r + 1, k - a + 1)``, with ``P(j) = prod_{i<j-1} (n - r - i)
+      / (n - i) * r / (n - j + 1)``.
+
+    Null where ``a`` is null (no relevant item in the list).
+    """
+    a, n, r = (expr.cast(pl.Float64) for expr in (start, size, relevant))
+    shown = n if k is None else (float(k) - a + 1.0).clip(0.0, None)
+    shown = pl.min_horizontal(shown, n)
+    # past n - r + 1 places a relevant item is certain: the factors stop at the first 0
+    places = pl.min_horizontal(n - r + 1.0, shown)
+    offsets = _tied_offsets(places)
+    none_yet = (n - r - offsets) / (n - offsets)
+    # exp(sum(log)): the product, 1 for no factor; a zero factor gives exp(-inf) = 0
+    miss = none_yet.list.eval(pl.element().log().sum()).list.first().exp()
+    hit = pl.when(a.is_not_null()).then(1.0 - miss)
+    clear = none_yet.list.eval(
+        pl.element().cum_prod().shift(1, fill_value=1.0)
+    )
+    terms = clear * r / (n - offsets) / (a + offsets)
+    rr = pl.when(a.is_not_null()).then(terms.list.sum())
+    return hit, rr
+
+
 def ndcg(dcg: pl.Expr, ideal_dcg: pl.Expr) -> pl.Expr:
     """``dcg / idcg``; null without any positive grade (idcg = 0)."""
     return pl.when(ideal_dcg > 0).then(dcg / ideal_dcg)

@@ -50,7 +50,7 @@ Preset = Literal["default", "trec"]
 Denominator = formula.Denominator
 Gain = formula.Gain
 GainTable = formula.GainTable
-Ties = Literal["item_desc", "item_asc", "input"]
+Ties = Literal["item_desc", "item_asc", "input", "average"]
 Ideal = Literal["truth", "k"]
 Unjudged = Literal["keep", "remove"]
 NonpositiveScores = Literal["keep", "drop"]
@@ -64,7 +64,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "denominator": ("min_k", "relevant", "hits", "k"),
     "gain": ("linear", "exponential"),
     "ideal": ("truth", "k"),
-    "ties": ("item_desc", "item_asc", "input"),
+    "ties": ("item_desc", "item_asc", "input", "average"),
     "users_without_recs": ("zero", "exclude"),
     "users_without_truth": ("exclude", "judged", "zero"),
     "duplicates": ("error", "first"),
@@ -155,7 +155,10 @@ class Conventions:
         NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or
         ``"k"`` (k items of the user's highest gain: RecTools' NDCG).
     ties
-        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
+        or ``"average"``: the expected measure over every order of the tied items
+        (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``), for
+        the measures that implement it.
     relevance_level
         Minimum grade the binary measures count as relevant (trec_eval ``-l``);
         ``None``: every positive grade. Graded measures read the raw grades.

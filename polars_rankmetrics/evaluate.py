@@ -40,6 +40,7 @@ from polars_rankmetrics._measures._registry import (
     MAX_GRADE,
     N_RELEVANT,
     RELEVANT,
+    TIE_SIZE,
     Aggregation,
     Context,
     Measure,
@@ -673,8 +674,19 @@ def _plan(
         )
         for spec in specs
     ]
+    tie_average = conv.ties == "average"
+    if tie_average:
+        _check_tie_average(requests, roles)
     recs_spec = r.RecsSpec(
-        roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
+        roles.user,
+        roles.item,
+        position,
+        roles.score,
+        roles.by,
+        # ties="average": the duplicate policy runs on a strict order, then each group of
+        # equal scores gets its first position and size (_ranked_cut)
+        "item_desc" if conv.ties == "average" else conv.ties,
+        conv.duplicates,
     )
     recs_lf, truth_lf, truth_spec, checks = r.prepare(
         recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
@@ -688,8 +700,13 @@ def _plan(
         specs,
         hold=in_memory,
         # rows removed before ranking: the lists are no longer runs of the input's rows
-        run_lengths=r.lengths_in_rank_order(recs, recs_spec) if retrieved is None else None,
+        run_lengths=(
+            r.lengths_in_rank_order(recs, recs_spec)
+            if retrieved is None and not tie_average
+            else None
+        ),
         renumber=retrieved is not None and roles.score is None,
+        tie_groups=tie_average,
     )
     if conv.user_sets == "strict":
         checks.append(_user_sets_check(recs_lf, truth_lf, recs_spec, truth_spec))
@@ -771,6 +788,23 @@ def _check_ideal(requests: Sequence[_Request], conv: Conventions) -> None:
             )
 
 
+def _check_tie_average(requests: Sequence[_Request], roles: _Roles) -> None:
+    """``ties="average"`` needs scores and measures whose expectation is implemented."""
+    if roles.score is None:
+        raise ValueError(
+            "ties='average' averages over the orders of equal scores: pass score=<column> "
+            "(given ranks have no ties to average)"
+        )
+    refused = [request.spec.label for request in requests if not request.measure.tie_average]
+    if refused:
+        supported = [m.name for m in registry.all_measures() if m.tie_average]
+        raise ValueError(
+            f"ties='average' is not implemented for {refused}: its exact expectation over "
+            f"the orders of tied scores is implemented for {supported}; use another ties= "
+            "for the others"
+        )
+
+
 def _retrieved(
     recs: pl.LazyFrame,
     truth: pl.LazyFrame,
@@ -848,6 +882,7 @@ def _ranked_cut(
     hold: bool,
     run_lengths: pl.Series | None,
     renumber: bool = False,
+    tie_groups: bool = False,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
@@ -856,8 +891,18 @@ def _ranked_cut(
         # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
         # repeated rank repeated, so the position check still sees it
         ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
+    extra = []
+    if tie_groups and spec.score is not None:
+        # ties="average": a group of equal scores keeps its first position a and its size n
+        # (the cut at a <= k keeps every group that reaches into the top k whole)
+        value = pl.col(spec.score).cast(pl.Float64) + 0.0  # -0.0 ties with 0.0
+        ranked = ranked.with_columns(
+            value.rank("min", descending=True).over(spec.list_keys).alias(spec.rank),
+            pl.len().over([*spec.list_keys, value]).alias(TIE_SIZE),
+        )
+        extra = [TIE_SIZE]
     k = _largest_cutoff(specs)
-    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
+    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank, *extra)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
     # memory, and only a top-k cut (a small share of their rows): a lazy scan may be

@@ -14,6 +14,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -218,6 +219,125 @@ def test_gain_table_overflow_is_refused() -> None:
         prm.evaluate(RECS, truth, "ndcg@5", relevance="rel", gain={2: 9})
 
 
+# --- 4. ties="average": the expectation over the orders of tied scores ---------------
+
+TIED = pl.DataFrame({"user": [1] * 5, "item": list("ABCDE"), "score": [3.0, 2, 2, 2, 1]})
+TIED_TRUTH = pl.DataFrame({"user": [1, 1, 1], "item": ["B", "E", "A"], "rel": [2, 1, 0]})
+
+
+def _tied(metrics: list[str], **options: Any) -> dict[str, float]:
+    out = prm.evaluate(TIED, TIED_TRUTH, metrics, score="score", relevance="rel",
+                       ties="average", **options)  # fmt: skip
+    return {name: float(out[name][0]) for name in metrics}
+
+
+def test_tie_average_worked_example() -> None:
+    # A (3.0) at 1; B, C, D tied at 2..4 (B relevant, grade 2); E (1.0, grade 1) at 5.
+    # B is at each of 2, 3, 4 with chance 1/3
+    got = _tied(["precision@2", "recall@3", "dcg@3", "mrr", "mrr@2", "hit_rate@3",
+                 "n_relevant_retrieved@5", "f1@3"])  # fmt: skip
+    assert got["precision@2"] == pytest.approx((1 / 3) / 2)
+    assert got["recall@3"] == pytest.approx((2 / 3) / 2)
+    assert got["dcg@3"] == pytest.approx(2 * (1 / _lg(2) + 1 / _lg(3)) / 3)
+    assert got["mrr"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert got["mrr@2"] == pytest.approx((1 / 2) / 3)
+    assert got["hit_rate@3"] == pytest.approx(2 / 3)
+    assert got["n_relevant_retrieved@5"] == pytest.approx(2.0)
+    assert got["f1@3"] == pytest.approx(2 * (2 / 3) / (3 + 2))
+
+
+def test_tie_average_matches_sklearn_ndcg() -> None:
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    # sklearn ranks only the scored items: the truth here is within the list
+    y_true = np.array([[0, 2, 0, 0, 1]])
+    y_score = np.array([[3.0, 2.0, 2.0, 2.0, 1.0]])
+    for k in (1, 2, 3, 4, 5):
+        got = _tied([f"ndcg@{k}"])[f"ndcg@{k}"]
+        theirs = sklearn_metrics.ndcg_score(y_true, y_score, k=k, ignore_ties=False)
+        assert got == pytest.approx(theirs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    grades=st.lists(st.integers(0, 3), min_size=2, max_size=7),
+    scores=st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=7, max_size=7),
+    k=st.integers(1, 7),
+)
+def test_tie_average_matches_sklearn_under_hypothesis(
+    grades: list[int], scores: list[float], k: int
+) -> None:
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    scores = scores[: len(grades)]
+    if not any(grades):
+        return  # sklearn scores 0 where ndcg is undefined here
+    recs = pl.DataFrame({"user": [1] * len(grades), "item": list(range(len(grades))),
+                         "score": scores})  # fmt: skip
+    truth = pl.DataFrame({"user": [1] * len(grades), "item": list(range(len(grades))),
+                          "rel": grades})  # fmt: skip
+    out = prm.evaluate(recs, truth, f"ndcg@{k}", score="score", relevance="rel", ties="average")
+    theirs = sklearn_metrics.ndcg_score(
+        np.array([grades]), np.array([scores]), k=k, ignore_ties=False
+    )
+    assert out[f"ndcg@{k}"][0] == pytest.approx(theirs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.deferred(lambda: _user_lists(longest=5)), k=st.integers(1, 6))
+def test_tie_average_matches_brute_force(
+    data: tuple[list[tuple[int, int, float]], dict[int, dict[int, int]]], k: int
+) -> None:
+    rows, truth = data
+    recs, truth_frame = _frames(rows, truth)
+    metrics = [f"precision@{k}", f"recall@{k}", f"hit_rate@{k}", "mrr", f"mrr@{k}",
+               f"ndcg@{k}", f"dcg@{k}", "ndcg", f"n_relevant_retrieved@{k}"]  # fmt: skip
+    got = prm.evaluate(recs, truth_frame, metrics, score="score", relevance="rel",
+                       ties="average", per_user=True)  # fmt: skip
+    for row in got.iter_rows(named=True):
+        user = row["user"]
+        grades: dict[Hashable, float] = {i: float(g) for i, g in truth[user].items()}
+        mine = [(item, score) for u, item, score in rows if u == user]
+        if not mine:
+            continue  # a user without recommendations scores 0 (the usual rule)
+        for label in metrics:
+            expected = textbook.tie_average(mine, _textbook_measure(label, grades))
+            assert row[label] == pytest.approx(expected), label
+
+
+def _textbook_measure(label: str, grades: dict[Hashable, float]) -> Any:
+    """The textbook's measure ``label`` of one ordered list (positions -> value)."""
+    name, k = textbook.parse(label)
+    relevant = textbook.relevant_items(grades)
+    if name == "precision":
+        assert k is not None
+        return lambda p: textbook.precision(p, relevant, k)
+    if name == "n_relevant_retrieved":
+        return lambda p: float(textbook.hits(p, relevant, k))
+    if name in {"recall", "hit_rate"}:
+        return lambda p: getattr(textbook, name)(p, relevant, k)
+    if name == "mrr":
+        return lambda p: textbook.reciprocal_rank(p, relevant, k)
+    return lambda p: getattr(textbook, name)(p, grades, k, "linear")  # ndcg, dcg
+
+
+def test_tie_average_errors() -> None:
+    with pytest.raises(ValueError, match=r"ties='average' is not implemented for \['map@5'\]"):
+        _tied(["map@5"])
+    with pytest.raises(ValueError, match=r"not implemented for.*'r_precision'"):
+        _tied(["r_precision", "ndcg@3"])
+    with pytest.raises(ValueError, match=r"ties='average' averages over the orders.*score="):
+        prm.evaluate(RECS, TRUTH, "ndcg@3", relevance="rel", ties="average")
+    with pytest.raises(ValueError, match="fixes ties='item_desc'"):
+        _tied(["ndcg@3"], conventions="trec")
+
+
+def test_tie_average_without_ties_is_the_plain_value() -> None:
+    metrics = ["precision@2", "mrr", "ndcg@3", "hit_rate@1"]
+    plain = prm.evaluate(RECS, TRUTH, metrics, score="score", relevance="rel")
+    averaged = prm.evaluate(RECS, TRUTH, metrics, score="score", relevance="rel", ties="average")
+    for name in metrics:
+        assert averaged[name][0] == pytest.approx(plain[name][0])
+
+
 # --- 5. judged-only evaluation (condensed lists, trec_eval -J) ------------------------
 
 
@@ -376,12 +496,14 @@ ITEMS = list(range(8))
 
 
 @st.composite
-def _user_lists(draw: st.DrawFn) -> tuple[list[tuple[int, int, float]], dict[int, dict[int, int]]]:
+def _user_lists(
+    draw: st.DrawFn, longest: int = 7
+) -> tuple[list[tuple[int, int, float]], dict[int, dict[int, int]]]:
     """Up to 3 users: recommendations (user, item, score) and graded truth {user: {item: g}}."""
     rows: list[tuple[int, int, float]] = []
     truth: dict[int, dict[int, int]] = {}
     for user in range(draw(st.integers(1, 3))):
-        items = draw(st.lists(st.sampled_from(ITEMS), unique=True, max_size=7))
+        items = draw(st.lists(st.sampled_from(ITEMS), unique=True, max_size=longest))
         scores = draw(
             st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]), min_size=len(items),
                      max_size=len(items))

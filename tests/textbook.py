@@ -77,9 +77,10 @@ Example 5 (MRR, Hits@k, Mean Rank) and the means of example 1:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 Positions = Mapping[Hashable, int]
@@ -647,3 +648,25 @@ def condensed(positions: Positions, grades: Grades) -> dict[Hashable, int]:
 def retrieved_by_score(rows: Sequence[tuple[Hashable, float]], ties: str) -> list[Hashable]:
     """The items ranked from their scores, the scores <= 0 left out (not retrieved)."""
     return rank_items([(item, s) for item, s in rows if float(s) > 0], ties)
+
+
+def tie_average(
+    rows: Sequence[tuple[Hashable, float]],
+    measure: Callable[[dict[Hashable, int]], float],
+) -> float:
+    """The mean of ``measure`` over every order of the items with equal scores (brute force).
+
+    ``rows`` are (item, score) of one list; groups of equal scores (compared as
+    float64) keep their place by score and are permuted within, each of the
+    product of their orders counted once (McSherry & Najork 2008).
+    """
+    groups: dict[float, list[Hashable]] = {}
+    for item, score in rows:
+        groups.setdefault(float(score) + 0.0, []).append(item)
+    ordered = [groups[score] for score in sorted(groups, reverse=True)]
+    total, count = 0.0, 0
+    for orders in itertools.product(*(itertools.permutations(group) for group in ordered)):
+        listed = [item for group in orders for item in group]
+        total += measure({item: n for n, item in enumerate(listed, start=1)})
+        count += 1
+    return total / count

@@ -209,9 +209,7 @@ def tied_first_hit(
     # exp(sum(log)): the product, 1 for no factor; a zero factor gives exp(-inf) = 0
     miss = none_yet.list.eval(pl.element().log().sum()).list.first().exp()
     hit = pl.when(a.is_not_null()).then(1.0 - miss)
-    clear = none_yet.list.eval(
-        pl.element().cum_prod().shift(1, fill_value=1.0)
-    )
+    clear = none_yet.list.eval(pl.element().cum_prod().shift(1, fill_value=1.0))
     terms = clear * r / (n - offsets) / (a + offsets)
     rr = pl.when(a.is_not_null()).then(terms.list.sum())
     return hit, rr

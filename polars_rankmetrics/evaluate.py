@@ -40,6 +40,7 @@ from polars_rankmetrics._measures._registry import (
     MAX_GRADE,
     N_RELEVANT,
     RELEVANT,
+    TIE_RELEVANT,
     TIE_SIZE,
     Aggregation,
     Context,
@@ -491,7 +492,12 @@ def evaluate(
         ``"k"`` (k items of the user's highest gain, RecTools' NDCG, "SDCG";
         binary: ``sum_{i<=k} 1/log2(i+1)``; needs ``ndcg@k``).
     ties
-        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
+        or ``"average"``: the exact expected value over every order of the tied
+        items (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``),
+        from ``score`` only, for precision, recall, f1, fbeta, hit_rate,
+        n_relevant_retrieved, pooled_recall, map (denominator not ``"hits"``),
+        mrr, dcg and ndcg; other measures refuse it.
     relevance_level
         Minimum grade that binary metrics count as relevant (trec_eval ``-l``);
         a finite number.
@@ -917,17 +923,22 @@ def _hits_table(
     truth_spec: r.TruthSpec,
     *,
     hit_index: bool,
+    tie_groups: bool = False,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
 
     With ``hit_index``, sorted by list and position, so that the index of each
     relevant hit within its list (for AP) is a running count rather than a
-    sort per user.
+    sort per user; with ``tie_groups`` too (``ties="average"``), each row also
+    gets its tie group's number of relevant items (AP's expectation reads it).
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
     hits = truth.join(ranked, on=on, how="inner")
     if not hit_index:
         return hits
+    if tie_groups:
+        in_group = pl.col(RELEVANT).cast(pl.UInt32).sum().over([*spec.list_keys, spec.rank])
+        hits = hits.with_columns(in_group.alias(TIE_RELEVANT))
     hits = hits.sort([*spec.list_keys, spec.rank])
     relevant = pl.col(RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
@@ -1015,7 +1026,14 @@ def _per_user(
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
-    hits = _hits_table(ranked, labeled, spec, truth_spec, hit_index="hit_index" in inputs)
+    hits = _hits_table(
+        ranked,
+        labeled,
+        spec,
+        truth_spec,
+        hit_index="hit_index" in inputs,
+        tie_groups=conv.ties == "average",
+    )
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]

@@ -235,7 +235,9 @@ def test_tie_average_worked_example() -> None:
     # A (3.0) at 1; B, C, D tied at 2..4 (B relevant, grade 2); E (1.0, grade 1) at 5.
     # B is at each of 2, 3, 4 with chance 1/3
     got = _tied(["precision@2", "recall@3", "dcg@3", "mrr", "mrr@2", "hit_rate@3",
-                 "n_relevant_retrieved@5", "f1@3"])  # fmt: skip
+                 "n_relevant_retrieved@5", "f1@3", "map@5"])  # fmt: skip
+    # AP over min(m_u, k) = 2: B at 2, 3 or 4 (P = 1/2, 1/3, 1/4), then E at 5 (P = 2/5)
+    assert got["map@5"] == pytest.approx(((1 / 2 + 1 / 3 + 1 / 4) / 3 + 2 / 5) / 2)
     assert got["precision@2"] == pytest.approx((1 / 3) / 2)
     assert got["recall@3"] == pytest.approx((2 / 3) / 2)
     assert got["dcg@3"] == pytest.approx(2 * (1 / _lg(2) + 1 / _lg(3)) / 3)
@@ -282,16 +284,24 @@ def test_tie_average_matches_sklearn_under_hypothesis(
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.deferred(lambda: _user_lists(longest=5)), k=st.integers(1, 6))
+@given(
+    data=st.deferred(lambda: _user_lists(longest=5)),
+    k=st.integers(1, 6),
+    denominator=st.sampled_from(["min_k", "relevant", "k"]),
+)
 def test_tie_average_matches_brute_force(
-    data: tuple[list[tuple[int, int, float]], dict[int, dict[int, int]]], k: int
+    data: tuple[list[tuple[int, int, float]], dict[int, dict[int, int]]],
+    k: int,
+    denominator: str,
 ) -> None:
     rows, truth = data
     recs, truth_frame = _frames(rows, truth)
     metrics = [f"precision@{k}", f"recall@{k}", f"hit_rate@{k}", "mrr", f"mrr@{k}",
-               f"ndcg@{k}", f"dcg@{k}", "ndcg", f"n_relevant_retrieved@{k}"]  # fmt: skip
+               f"ndcg@{k}", f"dcg@{k}", "ndcg", f"n_relevant_retrieved@{k}", f"map@{k}"]  # fmt: skip
+    if denominator != "k":
+        metrics.append("map")
     got = prm.evaluate(recs, truth_frame, metrics, score="score", relevance="rel",
-                       ties="average", per_user=True)  # fmt: skip
+                       ties="average", denominator=denominator, per_user=True)  # fmt: skip
     for row in got.iter_rows(named=True):
         user = row["user"]
         grades: dict[Hashable, float] = {i: float(g) for i, g in truth[user].items()}
@@ -299,14 +309,17 @@ def test_tie_average_matches_brute_force(
         if not mine:
             continue  # a user without recommendations scores 0 (the usual rule)
         for label in metrics:
-            expected = textbook.tie_average(mine, _textbook_measure(label, grades))
+            measure = _textbook_measure(label, grades, denominator)
+            expected = textbook.tie_average(mine, measure)
             assert row[label] == pytest.approx(expected), label
 
 
-def _textbook_measure(label: str, grades: dict[Hashable, float]) -> Any:
+def _textbook_measure(label: str, grades: dict[Hashable, float], denominator: str) -> Any:
     """The textbook's measure ``label`` of one ordered list (positions -> value)."""
     name, k = textbook.parse(label)
     relevant = textbook.relevant_items(grades)
+    if name == "map":
+        return lambda p: textbook.average_precision(p, relevant, k, denominator)
     if name == "precision":
         assert k is not None
         return lambda p: textbook.precision(p, relevant, k)
@@ -320,8 +333,10 @@ def _textbook_measure(label: str, grades: dict[Hashable, float]) -> Any:
 
 
 def test_tie_average_errors() -> None:
-    with pytest.raises(ValueError, match=r"ties='average' is not implemented for \['map@5'\]"):
-        _tied(["map@5"])
+    with pytest.raises(ValueError, match=r"ties='average' is not implemented for \['err@5'\]"):
+        _tied(["err@5"])
+    with pytest.raises(ValueError, match="ties='average' with denominator='hits'"):
+        _tied(["map@5"], denominator="hits")
     with pytest.raises(ValueError, match=r"not implemented for.*'r_precision'"):
         _tied(["r_precision", "ndcg@3"])
     with pytest.raises(ValueError, match=r"ties='average' averages over the orders.*score="):

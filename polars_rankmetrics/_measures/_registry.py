@@ -66,6 +66,7 @@ __all__ = [
     "N_RELEVANT",
     "PREFIX",
     "RELEVANT",
+    "TIE_RELEVANT",
     "TIE_SIZE",
     "Aggregation",
     "Context",
@@ -87,6 +88,8 @@ MAX_GRADE = f"{PREFIX}max_grade"  # the largest grade in the truth (input "max_g
 # ties="average": the size of the row's group of equal scores (its position column then
 # holds the group's first position)
 TIE_SIZE = f"{PREFIX}tie_size"
+# ties="average" with input "hit_index": the number of relevant items in the row's tie group
+TIE_RELEVANT = f"{PREFIX}tie_relevant"
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")

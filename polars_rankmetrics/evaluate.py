@@ -853,7 +853,8 @@ def _user_sets_check(
     judged = _judged_users(recs, truth, spec, truth_spec).with_columns(
         pl.lit(value=True).alias(in_truth)
     )
-    both = listed.join(judged, on=keys, how="full", coalesce=True)
+    # sorted: the example rows of the message are the smallest keys, not a join's whim
+    both = listed.join(judged, on=keys, how="full", coalesce=True).sort(keys)
     what = "(" + ", ".join(keys) + ")"
     hint = "; pass user_sets='any' to evaluate the users they share"
     return both, [

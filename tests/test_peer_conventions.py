@@ -457,6 +457,23 @@ def test_user_sets_strict() -> None:
     )
 
 
+def test_user_sets_strict_follows_ranx() -> None:
+    # ranx refuses a run and qrels with different query ids unless make_comparable=True,
+    # which then scores a query without results 0 and drops those without qrels
+    ranx = pytest.importorskip("ranx")
+    qrels = ranx.Qrels({"1": {"a": 1}, "3": {"c": 1}})
+    run = ranx.Run({"1": {"a": 1.0}, "2": {"b": 1.0}})
+    with pytest.raises(AssertionError, match="query ids do not match"):
+        ranx.evaluate(qrels, run, "mrr")
+    recs = pl.DataFrame({"user": ["1", "2"], "item": ["a", "b"], "score": [1.0, 1.0]})
+    truth = pl.DataFrame({"user": ["1", "3"], "item": ["a", "c"]})
+    with pytest.raises(ValueError, match="user_sets='strict'"):
+        prm.evaluate(recs, truth, "mrr", score="score", user_sets="strict")
+    comparable = ranx.evaluate(qrels, run, "mrr", make_comparable=True)
+    default = prm.evaluate(recs, truth, "mrr", score="score")
+    assert default["mrr"][0] == pytest.approx(comparable)
+
+
 def test_user_sets_strict_per_model() -> None:
     # model b skipped user 2: strict compares each model's users with the truth's
     recs = pl.DataFrame({"model": ["a", "a", "b"], "user": [1, 2, 1], "item": ["B", "C", "B"],

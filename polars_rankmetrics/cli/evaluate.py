@@ -37,6 +37,10 @@ CONVENTIONS = (
     "users_without_recs",
     "users_without_truth",
     "duplicates",
+    "ideal",
+    "unjudged",
+    "nonpositive_scores",
+    "user_sets",
     "conventions",
 )
 """The parameters of :func:`polars_rankmetrics.evaluate` that are options here."""

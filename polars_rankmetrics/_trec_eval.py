@@ -19,29 +19,33 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankmetrics._measures import TrecFamily, trec_families
+from polars_rankmetrics._measures import trec_families, trec_family
 from polars_rankmetrics._textfiles import require_frame_columns
 from polars_rankmetrics._trec_measures import KEYS, Plan, Request
 
 __all__ = ["TrecMeasure", "format_trec_eval", "parse_trec_measures", "trec_eval"]
 
-# trec_eval's measure table (measures.c), read from the registry: print order,
-# how parameters are parsed, defaults, the "all" summary, the sets naming each family
-_FAMILIES = trec_families()
-_TABLE: dict[str, TrecFamily] = _FAMILIES
-_NICKNAMES = {
-    nickname: [name for name, family in _FAMILIES.items() if nickname in family.sets]
-    for nickname in ("official", "all_trec", "set")
-}
-_COUNTS = tuple(
-    name for name, family in _FAMILIES.items() if family.summary in ("sum", "sum_qrels")
-)
-# flat names such as P_5 for the families with integer cutoffs
-_FLAT = re.compile(
-    "({})_(\\d+)".format(
-        "|".join(name for name, family in _FAMILIES.items() if family.params == "cut_long")
-    )
-)
+_SETS = ("official", "all_trec", "set")  # trec_eval's nicknames for sets of measures
+
+
+# trec_eval's measure table (measures.c) is the registry's trec_eval families: print
+# order, how parameters are parsed, defaults, the "all" summary, the sets naming them
+def _nicknames() -> dict[str, list[str]]:
+    families = trec_families()
+    return {nick: [name for name, f in families.items() if nick in f.sets] for nick in _SETS}
+
+
+def _counts() -> set[str]:
+    """The measures printed as integers: those summed over queries."""
+    return {name for name, f in trec_families().items() if f.summary in ("sum", "sum_qrels")}
+
+
+def _flat() -> re.Pattern[str]:
+    """Flat names such as P_5, for the families with integer cutoffs."""
+    cut = [name for name, f in trec_families().items() if f.params == "cut_long"]
+    return re.compile(f"({'|'.join(map(re.escape, cut))})_(\\d+)")
+
+
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
@@ -74,7 +78,7 @@ class TrecMeasure:
 
 
 def _known() -> str:
-    return ", ".join([*_TABLE, *_NICKNAMES])
+    return ", ".join([*trec_families(), *_SETS])
 
 
 def _leading_int(text: str, spec: str) -> int:
@@ -107,20 +111,21 @@ def _requests(measures: str | Sequence[str] | None) -> list[Request]:
     )
     if not given:
         raise ValueError(f"no measure given; known measures: {_known()}")
+    table, nicknames, flat_names = trec_families(), _nicknames(), _flat()
     marked: set[str] = set()
     cutoffs: dict[str, set[float]] = {}
     params: dict[str, str] = {}
     for spec in given:
         family, dot, raw = spec.partition(".")
-        flat = _FLAT.fullmatch(spec)
+        flat = flat_names.fullmatch(spec)
         if flat:
             family, dot, raw = flat.group(1), ".", flat.group(2)
-        if family in _NICKNAMES and not dot:
-            marked.update(_NICKNAMES[family])
+        if family in nicknames and not dot:
+            marked.update(nicknames[family])
             continue
-        if family not in _TABLE:
+        if family not in table:
             raise ValueError(f"unknown trec_eval measure {spec!r}; known measures: {_known()}")
-        kind = _TABLE[family].params
+        kind = table[family].params
         if dot and not raw:
             raise ValueError(f"measure {spec!r} has an empty parameter list")
         if dot and kind == "none":
@@ -142,13 +147,13 @@ def _requests(measures: str | Sequence[str] | None) -> list[Request]:
         cutoffs.setdefault(family, set()).update(values)
     return [
         _request(family, cutoffs.get(family), params.get(family))
-        for family in _TABLE
+        for family in table
         if family in marked
     ]
 
 
 def _request(family: str, cutoffs: set[float] | None, raw: str | None) -> Request:
-    kind, default = _TABLE[family].params, _TABLE[family].defaults
+    kind, default = trec_family(family).params, trec_family(family).defaults
     if kind == "cut_long":
         cuts = tuple(sorted(cutoffs or default))
         return Request(family, tuple(f"{family}_{int(c)}" for c in cuts), cutoffs=cuts)
@@ -214,7 +219,7 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
     """
     out = []
     for request in _requests(measures):
-        family = _TABLE[request.family]
+        family = trec_family(request.family)
         if family.params in ("cut_long", "cut_double"):
             for name, cut in zip(request.names, request.cutoffs, strict=True):
                 cutoff: int | float = int(cut) if family.params == "cut_long" else cut
@@ -386,7 +391,7 @@ def trec_eval(
     rows = _ranked_rows(judged, ranked, missing, level=relevance_level, scored=score is not None)
     plan = Plan(judged.lazy(), relevance_level)
     for request in requests:
-        compute = _TABLE[request.family].compute
+        compute = trec_family(request.family).compute
         if compute is not None:
             compute(plan, request)
     table = _reset_missing(_query_table(plan, rows, requests), requests)
@@ -525,7 +530,7 @@ def _query_table(plan: Plan, rows: pl.LazyFrame, requests: list[Request]) -> pl.
         name
         for request in requests
         for name in request.names
-        if _TABLE[request.family].compute is not None
+        if trec_family(request.family).compute is not None
     ]
     finals = {**plan.final, **plan.text}
     return frame.select(*KEYS, "_missing", *[finals[name].alias(name) for name in names]).collect()
@@ -536,10 +541,10 @@ def _reset_missing(table: pl.DataFrame, requests: list[Request]) -> pl.DataFrame
     resets = [
         pl.when(pl.col("_missing")).then(pl.lit(reset)).otherwise(pl.col(name)).alias(name)
         for request in requests
-        if (reset := _TABLE[request.family].missing) is not None
+        if (reset := trec_family(request.family).missing) is not None
         for name in request.names
         # trec_eval keeps the value of a measure given parameters (utility.2,0,0,0)
-        if name == request.family or _TABLE[request.family].params.startswith("cut")
+        if name == request.family or trec_family(request.family).params.startswith("cut")
     ]
     return table.with_columns(resets) if resets else table
 
@@ -556,7 +561,7 @@ def _long_table(
     runs: str | None,
 ) -> pl.DataFrame:
     order: list[tuple[str, str]] = [(r.family, name) for r in requests for name in r.names]
-    summary = {name: _TABLE[family].summary for family, name in order}
+    summary = {name: trec_family(family).summary for family, name in order}
     text_names = {name for name, kind in summary.items() if kind == "text"}
     numeric = [name for name, kind in summary.items() if kind not in ("runid", "text")]
     # trec_eval -c counts every relevant qrels line for the total num_rel (grade > 0)
@@ -592,7 +597,7 @@ def _long_table(
         )
     if per_query:
         detail = table.join(runs_order, on="_run").with_columns(_section=pl.lit(0, pl.UInt8))
-        printed = [name for family, name in order if _TABLE[family].per_query]
+        printed = [name for family, name in order if trec_family(family).per_query]
         parts.append(_unpivot(detail, [n for n in printed if n not in text_names], "value"))
         parts.append(_unpivot(detail, [n for n in printed if n in text_names], "text"))
     parts = [part for part in parts if part.height]
@@ -657,6 +662,7 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
     has_text = "text" in table.columns
     columns = ["measure", "query", "value", *(["text"] if has_text else [])]
     lines = []
+    counts = _counts()
     wrote_runid = run_id is None or (table["measure"] == "runid").any()
     for row in table.select(columns).iter_rows():
         measure, query, value = row[0], row[1], row[2]
@@ -668,7 +674,7 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
             shown = text or ""
         elif text is not None:
             shown = f"'{text}'"
-        elif measure in _COUNTS:
+        elif measure in counts:
             shown = f"{int(value)}"
         else:
             shown = f"{value:6.4f}"

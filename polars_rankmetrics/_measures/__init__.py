@@ -38,6 +38,7 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
     trec_families,
+    trec_family,
 )
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "register",
     "register_trec",
     "trec_families",
+    "trec_family",
 ]
 
 # the family modules register their measures when imported

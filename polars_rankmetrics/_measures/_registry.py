@@ -92,6 +92,7 @@ __all__ = [
     "register",
     "register_trec",
     "trec_families",
+    "trec_family",
 ]
 
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
@@ -414,6 +415,11 @@ def register_trec(family: TrecFamily) -> TrecFamily:
         raise ValueError(f"trec_eval measure {family.name!r} or its position is taken")
     _TREC[family.name] = family
     return family
+
+
+def trec_family(name: str) -> TrecFamily:
+    """The trec_eval measure family called ``name`` (as trec_eval spells it)."""
+    return _TREC[name]
 
 
 def trec_families() -> dict[str, TrecFamily]:

@@ -5,10 +5,13 @@ run and qrels (``map``, ``P_5``, ``bpref``, ``infAP``, ``ndcg_rel``,
 ``relstring``...) per query and for ``all``, from the frames of
 :func:`polars_rankmetrics.trec.read_trec_run` and
 :func:`polars_rankmetrics.trec.read_trec_qrels`; :func:`format_trec_eval` prints
-them in trec_eval's layout. The formulas are in
-:mod:`polars_rankmetrics._trec_measures`; this module parses ``-m`` arguments,
-prepares the ranked, judged rows and averages. All three public functions are
-re-exported by :mod:`polars_rankmetrics.trec`, where they are documented for users.
+them in trec_eval's layout. The measure table is the registry's: each family
+is a :class:`polars_rankmetrics._measures.TrecFamily` declared in the
+:mod:`polars_rankmetrics._measures` module of its formula (the plan it fills is
+:mod:`polars_rankmetrics._trec_measures`); this module parses ``-m``
+arguments, prepares the ranked, judged rows and averages, and names no measure.
+All three public functions are re-exported by :mod:`polars_rankmetrics.trec`,
+where they are documented for users.
 """
 
 from __future__ import annotations

@@ -56,8 +56,6 @@ __all__ = [
 ]
 
 KEYS = ["_run", "_user"]
-MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log of gm_map and gm_bpref
-INFAP_EPSILON = 0.00001
 
 rank = pl.col("_rank").cast(pl.Float64)
 code = pl.col("_code")

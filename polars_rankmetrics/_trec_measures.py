@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
+
 __all__ = [
     "KEYS",
     "Plan",
@@ -145,11 +147,14 @@ def when_positive(test: pl.Expr, value: pl.Expr) -> pl.Expr:
 
 
 def average_precision(plan: Plan, cutoff: float | None = None) -> pl.Expr:
-    """Sum of precision at each relevant document (to the cutoff) over all relevant."""
+    """Sum of precision at each relevant document (to the cutoff) over all relevant.
+
+    evaluate's formula with trec_eval's denominator, R (0 when R = 0).
+    """
     plan.row("_found", cumulative(rel))
     take = rel if cutoff is None else rel & (rank <= cutoff)
     total = (found / rank).filter(take).sum()
-    return pl.when(take.any()).then(total / R).otherwise(0.0)
+    return formula.average_precision(total, take.sum(), R, None, "relevant")
 
 
 def judged_flags(plan: Plan) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
@@ -204,9 +209,7 @@ def ideal_ranking(plan: Plan, pairs: tuple[tuple[str, float], ...]) -> pl.LazyFr
         .with_columns(_pos=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("_user"))
     )
     return ideal.with_columns(
-        _idcg=(pl.col("_ig") / (pl.col("_pos") + 1).cast(pl.Float64).log(2))
-        .cum_sum()
-        .over("_user"),
+        _idcg=(pl.col("_ig") / formula.discount(pl.col("_pos"))).cum_sum().over("_user"),
         _cost=pl.max_horizontal(pl.col("_ig"), 1.0).cum_sum().over("_user"),
     )
 

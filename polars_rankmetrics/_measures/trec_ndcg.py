@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import TrecFamily, register_trec
 from polars_rankmetrics._trec_measures import (
     KEYS,
@@ -30,7 +31,7 @@ from polars_rankmetrics._trec_measures import (
 def ndcg_family(plan: Plan, request: Request) -> None:
     """dcg, ideal_dcg, ndcg, ndcg_rel, Rndcg and G with trec_eval's gains."""
     key, gain = row_gain(plan, request.pairs)
-    discounted = gain / (rank + 1.0).log(2)
+    discounted = gain / formula.discount(rank)
     dcg = plan.agg(f"_dcg[{key}]", discounted.filter(gain != 0).sum())
     npos, idcg, ideal_sum = ideal_totals(plan, key, request.pairs)
     name = request.names[0]
@@ -40,7 +41,7 @@ def ndcg_family(plan: Plan, request: Request) -> None:
     elif family == "ideal_dcg":
         plan.final[name] = idcg
     elif family == "ndcg":
-        plan.final[name] = pl.when(idcg > 0).then(dcg / idcg).otherwise(0.0)
+        plan.final[name] = formula.ndcg(dcg, idcg).fill_null(0.0)
     elif family == "ndcg_rel":
         running = plan.row(f"_dcgcum[{key}]", discounted.cum_sum().over(KEYS))
         _, idcg_at, _ = ideal_at_rows(plan, key, request.pairs)
@@ -117,7 +118,7 @@ def ndcg_cut(plan: Plan, request: Request) -> None:
     """ndcg_cut_k: DCG of the grades in the top k over the ideal DCG at k (grades >= 1)."""
     for name, k in zip(request.names, request.cutoffs, strict=True):
         dcg = plan.agg(
-            f"_dcgcut{k}", (code / (rank + 1.0).log(2)).filter((code > 0) & (rank <= k)).sum()
+            f"_dcgcut{k}", (code / formula.discount(rank)).filter((code > 0) & (rank <= k)).sum()
         )
         ideal_name = f"_idcgcut{k}"
 
@@ -131,7 +132,7 @@ def ndcg_cut(plan: Plan, request: Request) -> None:
                 .with_columns(_pos=pl.int_range(1, pl.len() + 1).over("_user"))
                 .group_by("_user")
                 .agg(
-                    (pl.col("_g") / (pl.col("_pos") + 1).cast(pl.Float64).log(2))
+                    (pl.col("_g") / formula.discount(pl.col("_pos")))
                     .filter(pl.col("_pos") <= k)
                     .sum()
                     .alias(col)
@@ -143,7 +144,8 @@ def ndcg_cut(plan: Plan, request: Request) -> None:
 
         plan.after.setdefault(ideal_name, join)
         ideal = pl.col(ideal_name)
-        plan.final[name] = pl.when(ideal > 0).then(dcg / ideal).otherwise(dcg)
+        # trec_eval prints the DCG itself when the ideal DCG is 0
+        plan.final[name] = pl.coalesce(formula.ndcg(dcg, ideal), dcg)
 
 
 register_trec(TrecFamily("G", 20, ndcg_family, "p_pair"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import TrecFamily, register_trec
 from polars_rankmetrics._trec_measures import (
     Plan,
@@ -50,13 +51,13 @@ def precision_family(plan: Plan, request: Request) -> None:
     for name, k in zip(request.names, request.cutoffs, strict=True):
         hits = hits_at(k)
         if request.family == "P":
-            value = hits / k
+            value = formula.precision(hits, int(k))
         elif request.family == "recall":
-            value = when_positive(R, hits / R)
+            value = when_positive(R, formula.recall(hits, R))
         elif request.family == "relative_P":
             value = when_positive(R, hits / pl.min_horizontal(R, k))
         elif request.family == "success":
-            value = (hits > 0).cast(pl.Float64)
+            value = formula.hit_rate(hits)
         else:  # unj: documents without a judgement in the top k
             value = ((code < 0) & (rank <= k)).sum().cast(pl.Float64) / k
         plan.value(name, value)
@@ -81,7 +82,7 @@ register_trec(TrecFamily("unj", 38, precision_family, "cut_long", (5.0, 10.0, 20
 def r_precision(plan: Plan, request: Request) -> None:
     """Rprec: precision at R (relevant in the top min(R, num_ret), over R)."""
     look = pl.min_horizontal(num_ret, R)
-    plan.value(request.names[0], when_positive(look, hits_at(look) / R))
+    plan.value(request.names[0], when_positive(look, formula.r_precision(hits_at(look), R)))
 
 
 register_trec(TrecFamily("Rprec", 7, r_precision, sets=_OFFICIAL, metric="r_precision"))
@@ -104,7 +105,7 @@ register_trec(
 
 def recip_rank(plan: Plan, request: Request) -> None:
     """1 / rank of the first relevant document."""
-    plan.value(request.names[0], (1.0 / rank.filter(rel).min()).fill_null(0.0))
+    plan.value(request.names[0], formula.reciprocal_rank(rank.filter(rel).min()))
 
 
 register_trec(TrecFamily("recip_rank", 9, recip_rank, sets=_OFFICIAL, metric="mrr"))

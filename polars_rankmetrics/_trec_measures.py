@@ -131,6 +131,7 @@ class Plan:
 
 
 def cumulative(flag: pl.Expr) -> pl.Expr:
+    """Rows flagged at or above this one, down each ranked list (a row column)."""
     return flag.cast(pl.Int64).cum_sum().over(KEYS).cast(pl.Float64)
 
 
@@ -140,6 +141,7 @@ def hits_at(cutoff: pl.Expr | float) -> pl.Expr:
 
 
 def when_positive(test: pl.Expr, value: pl.Expr) -> pl.Expr:
+    """``value`` where ``test > 0``, else 0 (trec_eval's guard against dividing by 0)."""
     return pl.when(test > 0).then(value).otherwise(0.0)
 
 
@@ -175,6 +177,7 @@ def gain_expr(pairs: tuple[tuple[str, float], ...], column: pl.Expr) -> pl.Expr:
 
 
 def custom_gains(pairs: tuple[tuple[str, float], ...]) -> dict[int, float]:
+    """The ``grade=gain`` parameters of the ndcg family (and rbp), first one kept."""
     custom: dict[int, float] = {}
     for key, gain in pairs:
         text = key[1:] if key[:1] in "+-" else key
@@ -184,11 +187,13 @@ def custom_gains(pairs: tuple[tuple[str, float], ...]) -> dict[int, float]:
 
 
 def gain_key(pairs: tuple[tuple[str, float], ...]) -> str:
+    """A column-name key for one gain table, shared by families with the same gains."""
     custom = custom_gains(pairs)
     return "_".join(f"{k}:{v!r}" for k, v in sorted(custom.items())) or "default"
 
 
 def row_gain(plan: Plan, pairs: tuple[tuple[str, float], ...]) -> tuple[str, pl.Expr]:
+    """The gain of each ranked row under ``pairs`` (0 for unjudged rows), and its key."""
     key = gain_key(pairs)
     gain = plan.row(f"_gain[{key}]", pl.when(code < 0).then(0.0).otherwise(gain_expr(pairs, code)))
     return key, gain
@@ -265,6 +270,7 @@ def ideal_at_rows(
 
 
 def persistence(pairs: tuple[tuple[str, float], ...]) -> float:
+    """Rbp's ``p=`` parameter; trec_eval's default 0.9."""
     for key, value in pairs:
         if key == "p":
             return value

@@ -5,10 +5,13 @@ run and qrels (``map``, ``P_5``, ``bpref``, ``infAP``, ``ndcg_rel``,
 ``relstring``...) per query and for ``all``, from the frames of
 :func:`polars_rankmetrics.trec.read_trec_run` and
 :func:`polars_rankmetrics.trec.read_trec_qrels`; :func:`format_trec_eval` prints
-them in trec_eval's layout. The formulas are in
-:mod:`polars_rankmetrics._trec_measures`; this module parses ``-m`` arguments,
-prepares the ranked, judged rows and averages. All three public functions are
-re-exported by :mod:`polars_rankmetrics.trec`, where they are documented for users.
+them in trec_eval's layout. The measure table is the registry's: each family
+is a :class:`polars_rankmetrics._measures.TrecFamily` declared in the
+:mod:`polars_rankmetrics._measures` module of its formula (the plan it fills is
+:mod:`polars_rankmetrics._trec_measures`); this module parses ``-m``
+arguments, prepares the ranked, judged rows and averages, and names no measure.
+All three public functions are re-exported by :mod:`polars_rankmetrics.trec`,
+where they are documented for users.
 """
 
 from __future__ import annotations
@@ -19,99 +22,33 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from polars_rankmetrics._measures import trec_families, trec_family
 from polars_rankmetrics._textfiles import require_frame_columns
-from polars_rankmetrics._trec_measures import FAMILIES, KEYS, Plan, Request
+from polars_rankmetrics._trec_measures import KEYS, Plan, Request
 
 __all__ = ["TrecMeasure", "format_trec_eval", "parse_trec_measures", "trec_eval"]
 
-_CUT_LONG, _CUT_DOUBLE, _P_DOUBLE, _P_PAIR, _PLAIN = (
-    "cut_long",
-    "cut_double",
-    "p_double",
-    "p_pair",
-    "plain",
-)
-_LONG_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
-_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_SETS = ("official", "all_trec", "set")  # trec_eval's nicknames for sets of measures
 
-# trec_eval's measure table (measures.c): print order, kind, default parameters
-_TABLE: dict[str, tuple[str, tuple[float, ...]]] = {
-    "runid": (_PLAIN, ()),
-    "num_q": (_PLAIN, ()),
-    "num_ret": (_PLAIN, ()),
-    "num_rel": (_PLAIN, ()),
-    "num_rel_ret": (_PLAIN, ()),
-    "map": (_PLAIN, ()),
-    "gm_map": (_PLAIN, ()),
-    "Rprec": (_PLAIN, ()),
-    "bpref": (_PLAIN, ()),
-    "recip_rank": (_PLAIN, ()),
-    "iprec_at_recall": (_CUT_DOUBLE, _RECALL_LEVELS),
-    "P": (_CUT_LONG, _LONG_CUTOFFS),
-    "relstring": (_P_DOUBLE, (10.0,)),
-    "recall": (_CUT_LONG, _LONG_CUTOFFS),
-    "infAP": (_PLAIN, ()),
-    "gm_bpref": (_PLAIN, ()),
-    "Rprec_mult": (_CUT_DOUBLE, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    "utility": (_P_DOUBLE, (1.0, -1.0, 0.0, 0.0)),
-    "11pt_avg": (_P_DOUBLE, _RECALL_LEVELS),
-    "binG": (_PLAIN, ()),
-    "G": (_P_PAIR, ()),
-    "dcg": (_P_PAIR, ()),
-    "ideal_dcg": (_P_PAIR, ()),
-    "ndcg": (_P_PAIR, ()),
-    "ndcg_rel": (_P_PAIR, ()),
-    "Rndcg": (_P_PAIR, ()),
-    "ndcg_cut": (_CUT_LONG, _LONG_CUTOFFS),
-    "map_cut": (_CUT_LONG, _LONG_CUTOFFS),
-    "relative_P": (_CUT_LONG, _LONG_CUTOFFS),
-    "success": (_CUT_LONG, (1.0, 5.0, 10.0)),
-    "set_P": (_PLAIN, ()),
-    "set_relative_P": (_PLAIN, ()),
-    "set_recall": (_PLAIN, ()),
-    "set_map": (_PLAIN, ()),
-    "set_F": (_P_DOUBLE, (1.0,)),
-    "num_nonrel_judged_ret": (_PLAIN, ()),
-    "rbp": (_P_PAIR, ()),
-    "rbp_resid": (_P_PAIR, ()),
-    "unj": (_CUT_LONG, (5.0, 10.0, 20.0)),
-}
-_OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
-_NICKNAMES = {
-    "official": f"{_OFFICIAL} iprec_at_recall P".split(),
-    "all_trec": (
-        f"{_OFFICIAL} iprec_at_recall P relstring recall unj rbp rbp_resid infAP gm_bpref "
-        "utility 11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
-        "binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
-    ).split(),
-    "set": [
-        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility"),
-        *("set_P", "set_recall", "set_relative_P", "set_map", "set_F"),
-    ],
-}
-_COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
-_SUMMARY_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")  # trec_eval prints them for all only
-_PER_QUERY_ONLY = ("relstring",)
-# the evaluate() metric with the same value under conventions="trec"
-_METRICS = {
-    "P": "precision",
-    "recall": "recall",
-    "ndcg_cut": "ndcg",
-    "map_cut": "map",
-    "success": "hit_rate",
-}
-_PLAIN_METRICS = {
-    "map": "map",
-    "gm_map": "gm_map",
-    "Rprec": "r_precision",
-    "bpref": "bpref",
-    "recip_rank": "mrr",
-    "infAP": "infap",
-    "gm_bpref": "gm_bpref",
-    "11pt_avg": "eleven_pt",
-    "ndcg": "ndcg",
-    "rbp_resid": "rbp_resid(p=0.9)",  # trec_eval's default persistence
-}
+
+# trec_eval's measure table (measures.c) is the registry's trec_eval families: print
+# order, how parameters are parsed, defaults, the "all" summary, the sets naming them
+def _nicknames() -> dict[str, list[str]]:
+    families = trec_families()
+    return {nick: [name for name, f in families.items() if nick in f.sets] for nick in _SETS}
+
+
+def _counts() -> set[str]:
+    """The measures printed as integers: those summed over queries."""
+    return {name for name, f in trec_families().items() if f.summary in ("sum", "sum_qrels")}
+
+
+def _flat() -> re.Pattern[str]:
+    """Flat names such as P_5, for the families with integer cutoffs."""
+    cut = [name for name, f in trec_families().items() if f.params == "cut_long"]
+    return re.compile(f"({'|'.join(map(re.escape, cut))})_(\\d+)")
+
+
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
@@ -144,7 +81,7 @@ class TrecMeasure:
 
 
 def _known() -> str:
-    return ", ".join([*_TABLE, *_NICKNAMES])
+    return ", ".join([*trec_families(), *_SETS])
 
 
 def _leading_int(text: str, spec: str) -> int:
@@ -177,30 +114,31 @@ def _requests(measures: str | Sequence[str] | None) -> list[Request]:
     )
     if not given:
         raise ValueError(f"no measure given; known measures: {_known()}")
+    table, nicknames, flat_names = trec_families(), _nicknames(), _flat()
     marked: set[str] = set()
     cutoffs: dict[str, set[float]] = {}
     params: dict[str, str] = {}
     for spec in given:
         family, dot, raw = spec.partition(".")
-        flat = re.fullmatch(r"(P|recall|ndcg_cut|map_cut|success|relative_P|unj)_(\d+)", spec)
+        flat = flat_names.fullmatch(spec)
         if flat:
             family, dot, raw = flat.group(1), ".", flat.group(2)
-        if family in _NICKNAMES and not dot:
-            marked.update(_NICKNAMES[family])
+        if family in nicknames and not dot:
+            marked.update(nicknames[family])
             continue
-        if family not in _TABLE:
+        if family not in table:
             raise ValueError(f"unknown trec_eval measure {spec!r}; known measures: {_known()}")
-        kind, _ = _TABLE[family]
+        kind = table[family].params
         if dot and not raw:
             raise ValueError(f"measure {spec!r} has an empty parameter list")
-        if dot and kind == _PLAIN:
+        if dot and kind == "none":
             raise ValueError(f"trec_eval measure {family!r} takes no parameters, got {spec!r}")
         marked.add(family)
         if not dot:
             continue
-        if kind == _CUT_LONG:
+        if kind == "cut_long":
             values = [float(_leading_int(part, spec)) for part in raw.split(",")]
-        elif kind == _CUT_DOUBLE:
+        elif kind == "cut_double":
             values = [_leading_float(part, spec) for part in raw.split(",")]
         else:
             # trec_eval keeps the first parameter list given for a measure
@@ -212,24 +150,24 @@ def _requests(measures: str | Sequence[str] | None) -> list[Request]:
         cutoffs.setdefault(family, set()).update(values)
     return [
         _request(family, cutoffs.get(family), params.get(family))
-        for family in _TABLE
+        for family in table
         if family in marked
     ]
 
 
 def _request(family: str, cutoffs: set[float] | None, raw: str | None) -> Request:
-    kind, default = _TABLE[family]
-    if kind == _CUT_LONG:
+    kind, default = trec_family(family).params, trec_family(family).defaults
+    if kind == "cut_long":
         cuts = tuple(sorted(cutoffs or default))
         return Request(family, tuple(f"{family}_{int(c)}" for c in cuts), cutoffs=cuts)
-    if kind == _CUT_DOUBLE:
+    if kind == "cut_double":
         cuts = tuple(sorted(cutoffs or default))
         return Request(family, tuple(f"{family}_{c:3.2f}" for c in cuts), cutoffs=cuts)
     name = family if raw is None else f"{family}_{raw}"
-    if kind == _P_DOUBLE:
+    if kind == "p_double":
         values = default if raw is None else tuple(_leading_float(p, name) for p in raw.split(","))
         return Request(family, (name,), values=values)
-    if kind == _P_PAIR:
+    if kind == "p_pair":
         pairs: list[tuple[str, float]] = []
         for part in (raw or "").split(",") if raw else []:
             key, eq, value = part.partition("=")
@@ -284,19 +222,16 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
     """
     out = []
     for request in _requests(measures):
-        kind, _ = _TABLE[request.family]
-        if kind in (_CUT_LONG, _CUT_DOUBLE):
+        family = trec_family(request.family)
+        if family.params in ("cut_long", "cut_double"):
             for name, cut in zip(request.names, request.cutoffs, strict=True):
-                cutoff: int | float = int(cut) if kind == _CUT_LONG else cut
-                base = _METRICS.get(request.family)
-                metric = f"{base}@{cutoff}" if base else None
-                if request.family == "iprec_at_recall":
-                    metric = f"iprec(recall={cutoff:g})"
+                cutoff: int | float = int(cut) if family.params == "cut_long" else cut
+                metric = family.metric.format(k=cutoff) if family.metric else None
                 out.append(TrecMeasure(name, request.family, cutoff, metric))
         else:
             name = request.names[0]
             raw = name[len(request.family) + 1 :] if name != request.family else None
-            metric = _PLAIN_METRICS.get(request.family) if raw is None else None
+            metric = family.metric if raw is None else None
             out.append(TrecMeasure(name, request.family, None, metric, raw))
     return out
 
@@ -459,9 +394,10 @@ def trec_eval(
     rows = _ranked_rows(judged, ranked, missing, level=relevance_level, scored=score is not None)
     plan = Plan(judged.lazy(), relevance_level)
     for request in requests:
-        if request.family != "runid":
-            FAMILIES[request.family](plan, request)
-    table = _reset_missing(_query_table(plan, rows, requests))
+        compute = trec_family(request.family).compute
+        if compute is not None:
+            compute(plan, request)
+    table = _reset_missing(_query_table(plan, rows, requests), requests)
     return _long_table(
         table,
         requests,
@@ -470,7 +406,6 @@ def trec_eval(
         run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
         per_query=per_query,
         complete=complete,
-        log_scale=plan.log_scale,
         runs=runs,
     )
 
@@ -594,20 +529,25 @@ def _query_table(plan: Plan, rows: pl.LazyFrame, requests: list[Request]) -> pl.
     frame = rows.group_by(KEYS).agg(*aggs, pl.col("_missing").first())
     for after in plan.after.values():
         frame = after(frame, rows)
-    names = [name for request in requests for name in request.names if request.family != "runid"]
+    names = [
+        name
+        for request in requests
+        for name in request.names
+        if trec_family(request.family).compute is not None
+    ]
     finals = {**plan.final, **plan.text}
     return frame.select(*KEYS, "_missing", *[finals[name].alias(name) for name in names]).collect()
 
 
-def _reset_missing(table: pl.DataFrame) -> pl.DataFrame:
+def _reset_missing(table: pl.DataFrame, requests: list[Request]) -> pl.DataFrame:
     """trec_eval -c: after the stand-in ranking of a missing query, these are reset."""
     resets = [
-        pl.when(pl.col("_missing"))
-        .then(pl.lit("") if name == "relstring" else pl.lit(0.0))
-        .otherwise(pl.col(name))
-        .alias(name)
-        for name in table.columns
-        if name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj_")
+        pl.when(pl.col("_missing")).then(pl.lit(reset)).otherwise(pl.col(name)).alias(name)
+        for request in requests
+        if (reset := trec_family(request.family).missing) is not None
+        for name in request.names
+        # trec_eval keeps the value of a measure given parameters (utility.2,0,0,0)
+        if name == request.family or trec_family(request.family).params.startswith("cut")
     ]
     return table.with_columns(resets) if resets else table
 
@@ -621,39 +561,35 @@ def _long_table(
     run_ids: dict[str, str | None],
     per_query: bool,
     complete: bool,
-    log_scale: set[str],
     runs: str | None,
 ) -> pl.DataFrame:
     order: list[tuple[str, str]] = [(r.family, name) for r in requests for name in r.names]
-    text_names = {name for family, name in order if family == "relstring"}
-    numeric = [name for family, name in order if family not in ("runid", "relstring")]
+    summary = {name: trec_family(family).summary for family, name in order}
+    text_names = {name for name, kind in summary.items() if kind == "text"}
+    numeric = [name for name, kind in summary.items() if kind not in ("runid", "text")]
     # trec_eval -c counts every relevant qrels line for the total num_rel (grade > 0)
     all_relevant = float((judged["_grade"] > 0).sum())
     summaries = []
-    for family, name in order:
-        if family in _PER_QUERY_ONLY or family == "runid":
-            continue
+    for name in numeric:
         column = pl.col(name)
-        if family == "num_q":
-            expr = pl.len().cast(pl.Float64)
-        elif family == "num_rel" and complete:
+        if summary[name] == "sum_qrels" and complete:
             expr = pl.lit(all_relevant)
-        elif family in _COUNTS:
+        elif summary[name] in ("sum", "sum_qrels"):
             expr = column.sum()
-        elif name in log_scale:
+        elif summary[name] == "geometric_mean":  # the per-query values are logs
             expr = column.mean().exp()
         else:
             expr = column.mean()
         summaries.append(expr.alias(name))
     runs_order = pl.DataFrame({"_run": run_names}).with_row_index("_run_idx")
-    summary = runs_order.join(
+    totals = runs_order.join(
         table.group_by("_run").agg(summaries) if summaries else table.select("_run").unique(),
         on="_run",
         how="left",
     ).with_columns(_user=pl.lit("all"), _section=pl.lit(1, pl.UInt8))
     positions = {name: i for i, (_, name) in enumerate(order)}
-    parts = [_unpivot(summary, [n for n in numeric if n in summary.columns], "value")]
-    if any(family == "runid" for family, _ in order):
+    parts = [_unpivot(totals, [n for n in numeric if n in totals.columns], "value")]
+    if "runid" in summary.values():
         parts.append(
             runs_order.with_columns(
                 _user=pl.lit("all"),
@@ -664,7 +600,7 @@ def _long_table(
         )
     if per_query:
         detail = table.join(runs_order, on="_run").with_columns(_section=pl.lit(0, pl.UInt8))
-        printed = [name for family, name in order if family not in _SUMMARY_ONLY]
+        printed = [name for family, name in order if trec_family(family).per_query]
         parts.append(_unpivot(detail, [n for n in printed if n not in text_names], "value"))
         parts.append(_unpivot(detail, [n for n in printed if n in text_names], "text"))
     parts = [part for part in parts if part.height]
@@ -729,6 +665,7 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
     has_text = "text" in table.columns
     columns = ["measure", "query", "value", *(["text"] if has_text else [])]
     lines = []
+    counts = _counts()
     wrote_runid = run_id is None or (table["measure"] == "runid").any()
     for row in table.select(columns).iter_rows():
         measure, query, value = row[0], row[1], row[2]
@@ -740,7 +677,7 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
             shown = text or ""
         elif text is not None:
             shown = f"'{text}'"
-        elif measure in _COUNTS:
+        elif measure in counts:
             shown = f"{int(value)}"
         else:
             shown = f"{value:6.4f}"

@@ -1,8 +1,9 @@
 """Every measure ``evaluate`` knows, one module per family, and the registry they join.
 
 Importing this package registers the measures below; the evaluation plan reads
-them through :func:`lookup`. To add a measure, add one module here, import it
-below, and see ``docs/REGISTRY.md``.
+them through :func:`lookup`, and ``rankmetrics trec`` reads trec_eval's measure
+families (:class:`TrecFamily`) through :func:`trec_families`. To add a measure,
+add one module here, import it below, and see ``docs/REGISTRY.md``.
 """
 
 from polars_rankmetrics._measures import (
@@ -21,17 +22,24 @@ from polars_rankmetrics._measures import (
     recall,
     reciprocal_rank,
     trec,
+    trec_counts,
+    trec_ndcg,
+    trec_ranked,
 )
 from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
     Param,
     Partial,
+    TrecFamily,
     all_measures,
     canonical,
     known_names,
     lookup,
     register,
+    register_trec,
+    trec_families,
+    trec_family,
 )
 
 __all__ = [
@@ -39,14 +47,18 @@ __all__ = [
     "Measure",
     "Param",
     "Partial",
+    "TrecFamily",
     "all_measures",
     "canonical",
     "known_names",
     "lookup",
     "register",
+    "register_trec",
+    "trec_families",
+    "trec_family",
 ]
 
 # the family modules register their measures when imported
 del average_precision, err, f1, fbeta, hit_rate, judged, mean_rank, ndcg, pooled_recall, precision
 del beyond_accuracy
-del r_precision, recall, reciprocal_rank, trec
+del r_precision, recall, reciprocal_rank, trec, trec_counts, trec_ndcg, trec_ranked

@@ -73,6 +73,7 @@ import polars as pl
 from polars_rankmetrics._names import PREFIX
 
 if TYPE_CHECKING:
+    from polars_rankmetrics._trec_measures import Plan, Request
     from polars_rankmetrics.conventions import Conventions
 
 __all__ = [
@@ -95,10 +96,14 @@ __all__ = [
     "Measure",
     "Param",
     "Partial",
+    "TrecFamily",
     "all_measures",
     "known_names",
     "lookup",
     "register",
+    "register_trec",
+    "trec_families",
+    "trec_family",
 ]
 
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
@@ -388,3 +393,89 @@ def lookup(name: str) -> Measure:
 def all_measures() -> list[Measure]:
     """Every registered measure, in registration order."""
     return list(_REGISTRY.values())
+
+
+# ---------------------------------------------------------------- trec_eval's measures
+
+TrecParams = Literal["none", "cut_long", "cut_double", "p_double", "p_pair"]
+TrecSummary = Literal["mean", "geometric_mean", "sum", "sum_qrels", "text", "runid"]
+
+
+@dataclass(frozen=True)
+class TrecFamily:
+    """One trec_eval measure (``P``, ``map``, ``ndcg``...) as ``rankmetrics trec`` computes it.
+
+    :func:`polars_rankmetrics.trec.trec_eval` reads only these records (see
+    ``docs/REGISTRY.md``); the family is declared in the module of
+    :mod:`polars_rankmetrics._measures` that holds its formula, beside the
+    :class:`Measure` that gives the same value as an ``evaluate`` metric string.
+
+    Attributes
+    ----------
+    name
+        trec_eval's name (``"P"``, ``"iprec_at_recall"``, ``"ndcg_cut"``).
+    position
+        Its place in trec_eval's measure table (``measures.c``): the print order.
+    params
+        How trec_eval parses ``name.params``: ``"none"``, ``"cut_long"`` (integer
+        cutoffs ``P.5,10``, one printed value each: ``P_5``), ``"cut_double"``
+        (real cutoffs ``iprec_at_recall..1,.2``: ``iprec_at_recall_0.10``),
+        ``"p_double"`` (real parameters ``utility.2,-1,0,0``, one value) or
+        ``"p_pair"`` (``name=value`` parameters ``ndcg.1=3,2=9``, one value).
+    defaults
+        The cutoffs or real parameters used when none are given.
+    compute
+        Adds the family's per-query columns to the plan
+        (:class:`polars_rankmetrics._trec_measures.Plan`); ``None`` for ``runid``.
+    summary
+        The ``all`` value: ``"mean"`` over queries, ``"geometric_mean"`` (the
+        per-query values are logs: ``exp(mean)``), ``"sum"`` (counts),
+        ``"sum_qrels"`` (a sum, but under ``-c`` every relevant qrels line),
+        ``"text"`` (per query only: ``relstring``) or ``"runid"`` (the run's tag).
+    per_query
+        Printed per query (``-q``); ``runid``, ``num_q``, ``gm_map`` and
+        ``gm_bpref`` are printed for ``all`` only.
+    sets
+        trec_eval's measure sets (``"official"``, ``"all_trec"``, ``"set"``)
+        that name the family.
+    metric
+        The ``evaluate`` metric string with the same value under
+        ``conventions="trec"``, for the default parameters; ``{k}`` stands for
+        the cutoff (``"precision@{k}"``, ``"iprec(recall={k:g})"``).
+    missing
+        Under ``-c``, the value a query the run lacks gets after its stand-in
+        ranking (trec_eval resets ``num_ret``, ``unj_k``, and ``utility``,
+        ``relstring``, ``rbp_resid`` without parameters); ``None``: kept.
+    """
+
+    name: str
+    position: int
+    compute: Callable[[Plan, Request], None] | None
+    params: TrecParams = "none"
+    defaults: tuple[float, ...] = ()
+    summary: TrecSummary = "mean"
+    per_query: bool = True
+    sets: tuple[str, ...] = ("all_trec",)
+    metric: str | None = None
+    missing: float | str | None = None
+
+
+_TREC: dict[str, TrecFamily] = {}
+
+
+def register_trec(family: TrecFamily) -> TrecFamily:
+    """Add a trec_eval measure family; its name and table position must be new."""
+    if family.name in _TREC or any(f.position == family.position for f in _TREC.values()):
+        raise ValueError(f"trec_eval measure {family.name!r} or its position is taken")
+    _TREC[family.name] = family
+    return family
+
+
+def trec_family(name: str) -> TrecFamily:
+    """The trec_eval measure family called ``name`` (as trec_eval spells it)."""
+    return _TREC[name]
+
+
+def trec_families() -> dict[str, TrecFamily]:
+    """Every trec_eval measure family, in trec_eval's print order."""
+    return {f.name: f for f in sorted(_TREC.values(), key=lambda f: f.position)}

@@ -18,8 +18,13 @@ recommendation, negative grades meaning "pooled but unjudged"):
 - ``rbp_resid(p=0.8)@k``: trec_eval's ``rbp_resid``, the RBP weight left to
   unjudged and unseen documents.
 
-The rest of trec_eval's measures are computed by
-:func:`polars_rankmetrics.trec.trec_eval`.
+Each is also declared here as the trec_eval measure family ``rankmetrics
+trec`` computes (``gm_map``, ``iprec_at_recall``, ``11pt_avg``, ``rbp``,
+``bpref``, ``gm_bpref``, ``infAP``, ``rbp_resid``: :class:`TrecFamily`), and
+both read the one formula of each measure below (:func:`floored_log`,
+:func:`interpolated_precision`, :func:`bpref_term`, :func:`infap_term`,
+:func:`rbp_weight`, :func:`rbp_residual`). The rest of trec_eval's measures are
+declared in ``trec_counts``, ``trec_ranked`` and ``trec_ndcg``.
 """
 
 from __future__ import annotations
@@ -42,17 +47,98 @@ from polars_rankmetrics._measures._registry import (
     Measure,
     Param,
     Partial,
+    TrecFamily,
     register,
+    register_trec,
 )
 from polars_rankmetrics._measures.average_precision import AVERAGE_PRECISION
+from polars_rankmetrics._trec_measures import (
+    Plan,
+    R,
+    Request,
+    average_precision,
+    code,
+    cumulative,
+    custom_gains,
+    found,
+    gain_expr,
+    judged_flags,
+    judged_rel,
+    num_ret,
+    persistence,
+    rank,
+    rel,
+)
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+INFAP_EPSILON = 0.00001
+_OFFICIAL = ("official", "all_trec")
+
+# ---------------------------------------------------------------- the formulas
+
+
+def floored_log(value: pl.Expr) -> pl.Expr:
+    """log(max(value, 0.00001)): trec_eval's per-query term of a geometric mean."""
+    return pl.max_horizontal(value, MIN_GEO_MEAN).log()
+
+
+def interpolated_precision(
+    found: pl.Expr, position: pl.Expr, hit: pl.Expr, n_relevant: pl.Expr, recall: float
+) -> pl.Expr:
+    """Interpolated precision at ``recall``, over one list (null past the relevant found).
+
+    The best precision ``found / position`` at or after the lround(recall *
+    n_relevant)-th relevant hit (the first for 0); ``found`` is the running
+    count of relevant hits and ``hit`` marks them.
+    """
+    wanted = pl.max_horizontal((recall * n_relevant).round(0, mode="half_away_from_zero"), 1.0)
+    return (found / position).filter(hit & (found >= wanted)).max()
+
+
+def bpref_term(nonrelevant_above: pl.Expr, n_relevant: pl.Expr, n_nonrelevant: pl.Expr) -> pl.Expr:
+    """A relevant item's share of bpref: 1 - min(N_i, R) / min(N, R), 1 when N_i = 0."""
+    relevant = n_relevant.cast(pl.Float64)
+    above = nonrelevant_above.cast(pl.Float64)
+    share = pl.min_horizontal(above, relevant) / pl.min_horizontal(
+        n_nonrelevant.cast(pl.Float64), relevant
+    )
+    return pl.when(above > 0).then(1.0 - share).otherwise(1.0)
+
+
+def infap_term(j: pl.Expr, seen: pl.Expr, nonrelevant: pl.Expr, unjudged: pl.Expr) -> pl.Expr:
+    """A relevant item's share of infAP, at 0-based position ``j``.
+
+    ``seen``, ``nonrelevant``, ``unjudged``: relevant, judged non-relevant and
+    pooled-but-unjudged items above it (trec_eval's ``m_infAP.c``).
+    """
+    share = (seen + INFAP_EPSILON) / (seen + nonrelevant + 2 * INFAP_EPSILON)
+    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((seen + nonrelevant + unjudged) / j) * share
+    return pl.when(j == 0).then(1.0).otherwise(later)
+
+
+def rbp_weight(p: float, position: pl.Expr) -> pl.Expr:
+    """p^(position - 1): the chance a reader gets to ``position``."""
+    return pl.lit(p).pow(position.cast(pl.Float64) - 1.0)
+
+
+def rbp_residual(
+    p: float, judged_weight: pl.Expr, length: pl.Expr, judged_count: pl.Expr
+) -> pl.Expr:
+    """The RBP weight left to unjudged and unseen items; 0 when every item is judged.
+
+    trec_eval's p^n + (1 - p) * (weights of the unjudged), written as 1 - (1 - p)
+    * (weights of the judged) (the weights of a list of n sum to (1 - p^n) / (1 - p)).
+    """
+    resid = 1.0 - (1.0 - p) * judged_weight
+    return pl.when(length > judged_count).then(resid).otherwise(0.0)
+
+
+# ---------------------------------------------------------------- gm_map
 
 
 def _gm_map_finals(ctx: Context) -> Mapping[str, pl.Expr]:
-    ap = AVERAGE_PRECISION.finals(ctx)[""]
-    return {"log": pl.max_horizontal(ap, MIN_GEO_MEAN).log()}
+    return {"log": floored_log(AVERAGE_PRECISION.finals(ctx)[""])}
 
 
 GM_MAP = register(
@@ -74,17 +160,12 @@ def _number(ctx: Context, name: str) -> float:
     return float(ctx.params[name] or 0.0)
 
 
-def interpolated_precision(ctx: Context, recall: float) -> pl.Expr:
-    """Interpolated precision at ``recall``, for one list.
-
-    The best precision at or after the lround(recall * m_u)-th relevant hit (the
-    first for 0); no value (filled with 0) past the relevant items found.
-    """
-    wanted = pl.max_horizontal(
-        (recall * pl.col(N_RELEVANT)).round(0, mode="half_away_from_zero"), 1.0
+def _interpolated(ctx: Context, recall: float) -> pl.Expr:
+    # over the hits table: HIT_INDEX is the running count of relevant hits
+    hit_index = pl.col(HIT_INDEX)
+    return interpolated_precision(
+        hit_index, pl.col(ctx.rank), ctx.hits(), pl.col(N_RELEVANT), recall
     )
-    precision = pl.col(HIT_INDEX) / pl.col(ctx.rank)
-    return precision.filter(ctx.hits() & (pl.col(HIT_INDEX) >= wanted)).max()
 
 
 def _check_recall(recall: float) -> float:
@@ -95,7 +176,7 @@ def _check_recall(recall: float) -> float:
 
 def _iprec_partials(ctx: Context) -> list[Partial]:
     recall = _number(ctx, "recall")
-    return [Partial(ctx.name("iprec"), interpolated_precision(ctx, recall))]
+    return [Partial(ctx.name("iprec"), _interpolated(ctx, recall))]
 
 
 def _iprec_finals(ctx: Context) -> Mapping[str, pl.Expr]:
@@ -118,8 +199,7 @@ IPREC = register(
 
 def _eleven_partials(ctx: Context) -> list[Partial]:
     return [
-        Partial(ctx.name(f"iprec{level}"), interpolated_precision(ctx, level))
-        for level in RECALL_LEVELS
+        Partial(ctx.name(f"iprec{level}"), _interpolated(ctx, level)) for level in RECALL_LEVELS
     ]
 
 
@@ -147,8 +227,7 @@ def _check_persistence(p: float) -> float:
 
 
 def _rbp_partials(ctx: Context) -> list[Partial]:
-    p = _number(ctx, "p")
-    weight = pl.lit(p).pow(pl.col(ctx.rank).cast(pl.Float64) - 1.0)
+    weight = rbp_weight(_number(ctx, "p"), pl.col(ctx.rank))
     return [Partial(ctx.name("rbp"), weight.filter(ctx.hits()).sum())]
 
 
@@ -171,12 +250,7 @@ RBP = register(
 
 
 def _bpref_partials(ctx: Context) -> list[Partial]:
-    relevant = pl.col(N_RELEVANT).cast(pl.Float64)
-    above = pl.col(NONRELEVANT_ABOVE).cast(pl.Float64)
-    share = pl.min_horizontal(above, relevant) / pl.min_horizontal(
-        pl.col(N_NONRELEVANT).cast(pl.Float64), relevant
-    )
-    term = pl.when(above > 0).then(1.0 - share).otherwise(1.0)
+    term = bpref_term(pl.col(NONRELEVANT_ABOVE), pl.col(N_RELEVANT), pl.col(N_NONRELEVANT))
     return [Partial(ctx.name("bpref"), term.filter(ctx.hits()).sum())]
 
 
@@ -196,17 +270,14 @@ BPREF = register(
     )
 )
 
-INFAP_EPSILON = 0.00001
-
 
 def _infap_partials(ctx: Context) -> list[Partial]:
-    j = pl.col(ctx.rank).cast(pl.Float64) - 1.0
-    seen = pl.col(RELEVANT_ABOVE).cast(pl.Float64) - 1.0  # relevant above this one
-    nonrelevant = pl.col(NONRELEVANT_ABOVE).cast(pl.Float64)
-    unjudged = pl.col(UNJUDGED_ABOVE).cast(pl.Float64)
-    share = (seen + INFAP_EPSILON) / (seen + nonrelevant + 2 * INFAP_EPSILON)
-    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((seen + nonrelevant + unjudged) / j) * share
-    term = pl.when(j == 0).then(1.0).otherwise(later)
+    term = infap_term(
+        pl.col(ctx.rank).cast(pl.Float64) - 1.0,
+        pl.col(RELEVANT_ABOVE).cast(pl.Float64) - 1.0,  # relevant above this one
+        pl.col(NONRELEVANT_ABOVE).cast(pl.Float64),
+        pl.col(UNJUDGED_ABOVE).cast(pl.Float64),
+    )
     return [Partial(ctx.name("infap"), term.filter(ctx.hits()).sum())]
 
 
@@ -231,7 +302,7 @@ INFAP = register(
 def _resid_partials(ctx: Context) -> list[Partial]:
     p = _number(ctx, "p")
     judged = (pl.col(GRADE) >= 0) & ctx.within()
-    weight = pl.lit(p).pow(pl.col(ctx.rank).cast(pl.Float64) - 1.0)
+    weight = rbp_weight(p, pl.col(ctx.rank))
     return [
         Partial(ctx.name("judged_weight"), weight.filter(judged).sum()),
         Partial(ctx.name("judged_count"), judged.sum()),
@@ -244,12 +315,12 @@ def _shown(ctx: Context) -> list[Partial]:
 
 
 def _resid_finals(ctx: Context) -> Mapping[str, pl.Expr]:
-    p = _number(ctx, "p")
-    length = pl.col(ctx.name("shown"))
-    # trec_eval: p^n + (1 - p) * (weights of the unjudged) = 1 - (1 - p) * (weights of
-    # the judged); 0 when every document is judged
-    resid = 1.0 - (1.0 - p) * pl.col(ctx.name("judged_weight"))
-    value = pl.when(length > pl.col(ctx.name("judged_count"))).then(resid).otherwise(0.0)
+    value = rbp_residual(
+        _number(ctx, "p"),
+        pl.col(ctx.name("judged_weight")),
+        pl.col(ctx.name("shown")),
+        pl.col(ctx.name("judged_count")),
+    )
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
@@ -272,8 +343,7 @@ RBP_RESIDUAL = register(
 
 
 def _gm_bpref_finals(ctx: Context) -> Mapping[str, pl.Expr]:
-    bpref = _bpref_finals(ctx)[""]
-    return {"log": pl.max_horizontal(bpref, MIN_GEO_MEAN).log()}
+    return {"log": floored_log(_bpref_finals(ctx)[""])}
 
 
 GM_BPREF = register(
@@ -287,4 +357,113 @@ GM_BPREF = register(
         per_user_value=lambda parts: parts["log"].exp(),
         doc="gm_bpref@k = exp(mean over users of log(max(bpref@k, 0.00001))), trec_eval's gm_bpref",
     )
+)
+
+
+# ---------------------------------------------------------------- as trec_eval's measures
+
+
+def _trec_gm_map(plan: Plan, request: Request) -> None:
+    plan.value(request.names[0], floored_log(average_precision(plan)))
+
+
+def _trec_interpolated(plan: Plan, fraction: float) -> pl.Expr:
+    plan.row("_found", cumulative(rel))
+    return interpolated_precision(found, rank, rel, R, fraction).fill_null(0.0)
+
+
+def _trec_iprec(plan: Plan, request: Request) -> None:
+    """iprec_at_recall_x and 11pt_avg (mean over the recall levels)."""
+    if request.family == "iprec_at_recall":
+        for name, fraction in zip(request.names, request.cutoffs, strict=True):
+            plan.value(name, _trec_interpolated(plan, fraction))
+        return
+    if not request.values:
+        raise ValueError("11pt_avg needs at least one recall level")
+    # trec_eval walks the levels in ascending order (they are given that way)
+    levels = sorted(request.values)
+    total = pl.sum_horizontal([_trec_interpolated(plan, x) for x in levels])
+    plan.value(request.names[0], total / len(levels))
+
+
+def _trec_bpref(plan: Plan, request: Request) -> None:
+    """Bpref, and gm_bpref (its floored log, for the geometric mean)."""
+    relevant, nonrel_seen, _ = judged_flags(plan)
+    term = bpref_term(nonrel_seen, R, pl.col("_NN").first())
+    total = term.filter(relevant).sum()
+    value = pl.when(R > 0).then(total / R).otherwise(total)
+    plan.value(request.names[0], floored_log(value) if request.family == "gm_bpref" else value)
+
+
+def _trec_infap(plan: Plan, request: Request) -> None:
+    relevant, nonrel_seen, unjudged_seen = judged_flags(plan)
+    rel_seen = plan.row("_jrel_seen", cumulative(judged_rel))
+    term = infap_term(rank - 1.0, rel_seen - 1.0, nonrel_seen, unjudged_seen)
+    total = term.filter(relevant).sum()
+    plan.value(request.names[0], pl.when(R > 0).then(total / R).otherwise(total))
+
+
+def _trec_rbp(plan: Plan, request: Request) -> None:
+    """Rank-biased precision and its residual.
+
+    rbp: (1 - p) * sum of gain * p^(rank - 1), gains rescaled to [0, 1] per
+    query; rbp_resid: the weight of the unjudged documents plus that of the
+    rest of the list.
+    """
+    p = persistence(request.pairs)
+    weight = rbp_weight(p, rank)
+    name = request.names[0]
+    if request.family == "rbp_resid":
+        judged = code >= 0
+        value = rbp_residual(p, weight.filter(judged).sum(), num_ret, judged.sum())
+        plan.value(name, value)
+        return
+    custom = custom_gains(request.pairs)
+    levels = pl.col("_L").first()
+    # trec_eval's gain table: every grade below _L (gain = grade unless set) and the
+    # grades given; rescaled when a gain lies outside [0, 1]
+    if custom:
+        free = (
+            pl.int_ranges(0, levels)
+            .list.eval(pl.element().filter(~pl.element().is_in(list(custom))))
+            .list.max()
+        )
+        high = pl.max_horizontal(free.cast(pl.Float64).fill_null(0.0), max(custom.values()), 0.0)
+        low = pl.lit(min(0.0, *custom.values()))
+    else:
+        high = pl.max_horizontal((levels - 1).cast(pl.Float64), 0.0)
+        low = pl.lit(0.0)
+    gain = gain_expr(request.pairs, code)
+    scaled = pl.when((low < 0) | (high > 1)).then((gain - low) / (high - low)).otherwise(gain)
+    scaled = pl.when(code < 0).then(0.0).otherwise(scaled)
+    plan.value(name, (1.0 - p) * (scaled * weight).sum())
+
+
+register_trec(
+    TrecFamily(
+        "gm_map", 6, _trec_gm_map, summary="geometric_mean", per_query=False,
+        sets=_OFFICIAL, metric="gm_map",
+    )
+)  # fmt: skip
+register_trec(TrecFamily("bpref", 8, _trec_bpref, sets=_OFFICIAL, metric="bpref"))
+register_trec(
+    TrecFamily(
+        "iprec_at_recall", 10, _trec_iprec, "cut_double", RECALL_LEVELS, sets=_OFFICIAL,
+        metric="iprec(recall={k:g})",
+    )
+)  # fmt: skip
+register_trec(TrecFamily("infAP", 14, _trec_infap, metric="infap"))
+register_trec(
+    TrecFamily(
+        "gm_bpref", 15, _trec_bpref, summary="geometric_mean", per_query=False,
+        metric="gm_bpref",
+    )
+)  # fmt: skip
+register_trec(
+    TrecFamily("11pt_avg", 18, _trec_iprec, "p_double", RECALL_LEVELS, metric="eleven_pt")
+)
+register_trec(TrecFamily("rbp", 36, _trec_rbp, "p_pair"))
+# trec_eval's default persistence is 0.9
+register_trec(
+    TrecFamily("rbp_resid", 37, _trec_rbp, "p_pair", metric="rbp_resid(p=0.9)", missing=0.0)
 )

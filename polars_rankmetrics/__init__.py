@@ -11,6 +11,7 @@ from polars_rankmetrics import (
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
 from polars_rankmetrics._id_overlap import IdOverlap, IdOverlapWarning, check_overlap
+from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
 from polars_rankmetrics.conventions import Conventions
 from polars_rankmetrics.evaluate import (
     AggregationPart,
@@ -50,6 +51,9 @@ __all__ = [
     "aggregation_parts",
     "average_precision",
     "check_overlap",
+    "compare",
+    "compare_per_user",
+    "curves",
     "dcg",
     "evaluate",
     "f1",
@@ -65,6 +69,7 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "relevance",
+    "report",
     "sample",
     "sample_data",
 ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankmetrics import _cli_files
+from polars_rankmetrics import _cli_compare, _cli_files
 from polars_rankmetrics.evaluate import aggregation_parts, evaluate
 from polars_rankmetrics.sample import sample_data
 
@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(subparsers)
     _add_evaluate(subparsers)
     _cli_files.register(subparsers)
+    _cli_compare.add_parser(subparsers)
     return parser
 
 

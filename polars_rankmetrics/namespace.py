@@ -7,14 +7,17 @@ see runtime-registered namespaces, so typed code should call the functions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Generic, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 import polars as pl
 
 from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis.compare import compare as _compare
+from polars_rankmetrics.analysis.curves import curves as _curves
 from polars_rankmetrics.conventions import Conventions as _Conventions
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace"]
@@ -88,9 +91,80 @@ class _RankNamespace(Generic[FrameT]):
             conventions=conventions,
         )  # fmt: skip
 
+    def compare(
+        self,
+        truth: pl.DataFrame | pl.LazyFrame,
+        metrics: str | Sequence[str],
+        *,
+        system: str = "model",
+        baseline: Any = None,
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        relevance: str | None = None,
+        by: str | Sequence[str] | None = None,
+        test: _stats.Test = "t",
+        ci: float = 0.95,
+        ci_method: _stats.CiMethod = "t",
+        correction: _stats.Correction = "holm",
+        alpha: float = 0.05,
+        n_resamples: int = 10_000,
+        seed: int | None = 0,
+        denominator: _metrics.Denominator | None = None,
+        gain: _metrics.Gain | None = None,
+        ties: _ranking.Ties | None = None,
+        relevance_level: float | None = None,
+        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
+        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
+        duplicates: _ranking.Duplicates = "error",
+        conventions: _evaluate.Preset | _Conventions = "default",
+    ) -> FrameT:
+        return _compare(
+            self._frame, truth, metrics, system=system, baseline=baseline, user=user, item=item,
+            rank=rank, score=score, relevance=relevance, by=by, test=test, ci=ci,
+            ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
+            seed=seed, denominator=denominator, gain=gain, ties=ties,
+            relevance_level=relevance_level, users_without_recs=users_without_recs,
+            users_without_truth=users_without_truth, duplicates=duplicates,
+            conventions=conventions,
+        )  # fmt: skip
+
+    def curves(
+        self,
+        truth: pl.DataFrame | pl.LazyFrame,
+        metrics: str | Sequence[str],
+        *,
+        k: int | Iterable[int] = range(1, 101),
+        user: str = "user",
+        item: str = "item",
+        rank: str = "rank",
+        score: str | None = None,
+        relevance: str | None = None,
+        by: str | Sequence[str] | None = None,
+        ci: float | None = None,
+        denominator: _metrics.Denominator | None = None,
+        gain: _metrics.Gain | None = None,
+        ties: _ranking.Ties | None = None,
+        relevance_level: float | None = None,
+        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
+        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
+        duplicates: _ranking.Duplicates = "error",
+        conventions: _evaluate.Preset | _Conventions = "default",
+    ) -> FrameT:
+        return _curves(
+            self._frame, truth, metrics, k=k, user=user, item=item, rank=rank, score=score,
+            relevance=relevance, by=by, ci=ci, denominator=denominator, gain=gain, ties=ties,
+            relevance_level=relevance_level, users_without_recs=users_without_recs,
+            users_without_truth=users_without_truth, duplicates=duplicates,
+            conventions=conventions,
+        )  # fmt: skip
+
     positions.__doc__ = _ranking.positions.__doc__
     relevance.__doc__ = _ranking.relevance.__doc__
     evaluate.__doc__ = _evaluate.evaluate.__doc__
+    compare.__doc__ = _compare.__doc__
+    curves.__doc__ = _curves.__doc__
 
 
 @pl.api.register_dataframe_namespace("rank")

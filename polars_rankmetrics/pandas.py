@@ -64,6 +64,8 @@ from polars_rankmetrics import _arrow
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._validation import shorten
+from polars_rankmetrics.analysis.compare import compare as _compare
+from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.conventions import Conventions as _Conventions
@@ -80,7 +82,7 @@ __all__ = [
 ]
 
 _NAME = "rank"
-_METHODS = ("evaluate", "positions", "relevance")
+_METHODS = ("compare", "curves", "evaluate", "positions", "relevance")
 _ROW = "__prm_pandas_row"
 
 
@@ -438,11 +440,20 @@ class _FrameRank:
             conventions=conventions,
         )  # fmt: skip
 
+    def compare(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
+        # the core function takes pandas frames itself and documents every option
+        return _compare(self._frame, truth, metrics, **options)
+
+    def curves(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:
+        return _curves(self._frame, truth, metrics, **options)
+
 
 _relevance = relevance  # the method's parameter named `relevance` shadows the function
 _FrameRank.positions.__doc__ = positions.__doc__
 _FrameRank.relevance.__doc__ = relevance.__doc__
 _FrameRank.evaluate.__doc__ = evaluate.__doc__
+_FrameRank.compare.__doc__ = _compare.__doc__
+_FrameRank.curves.__doc__ = _curves.__doc__
 
 
 class _RankDescriptor:

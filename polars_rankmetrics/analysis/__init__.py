@@ -1,1 +1,14 @@
-"""Analysis of evaluation results: comparisons, curves and charts (``analysis.plots``)."""
+"""Deciding between systems: comparisons with tests and intervals, metric@k curves, reports.
+
+Charts of these results are in :mod:`polars_rankmetrics.analysis.plots` (the ``plot`` extra).
+
+Everything here reads per-user scores (those of
+:func:`polars_rankmetrics.evaluate` with ``per_user=True``) or runs one
+evaluation plan; nothing changes how a metric is computed.
+"""
+
+from polars_rankmetrics.analysis.compare import compare, compare_per_user
+from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.report import Report, report
+
+__all__ = ["Report", "compare", "compare_per_user", "curves", "report"]

@@ -1,0 +1,701 @@
+"""``compare``: which system is better, by how much, and how sure we are.
+
+:func:`compare` evaluates every system per user with
+:func:`polars_rankmetrics.evaluate` (``per_user=True``) and hands the scores
+to :func:`compare_per_user`, which also takes per-user scores users already
+have. Per group of the other ``by`` columns and per metric, each system gets
+its mean with an interval, and each comparison the mean paired difference
+with its interval, the effect size, a paired test and a p-value corrected for
+multiple comparisons. Definitions: ``shared/METRICS.md``, "Comparing systems".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import polars as pl
+
+from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
+from polars_rankmetrics.conventions import (
+    Conventions,
+    Preset,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+)
+from polars_rankmetrics.evaluate import evaluate as _evaluate
+from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.metrics import Denominator, Gain
+from polars_rankmetrics.ranking import Duplicates, Ties
+
+__all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
+
+FrameT = TypeVar("FrameT")
+
+# The columns after the ``by`` columns (with ``baseline=None`` a ``baseline``
+# column follows ``system``). Charts and reports read exactly these names.
+RESULT_COLUMNS = (
+    "system",
+    "metric",
+    "n",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "effect_size",
+    "p_value",
+    "p_adjusted",
+    "significant",
+)
+_RESERVED = {*RESULT_COLUMNS, "baseline"}
+_FLOATS = ("mean", "ci_low", "ci_high", "diff", "diff_ci_low", "diff_ci_high", "effect_size")
+
+
+@dataclass(frozen=True)
+class _Options:
+    test: Test
+    ci: float
+    ci_method: CiMethod
+    correction: Correction
+    alpha: float
+    n_resamples: int
+    seed: int | None
+
+
+def _check_options(
+    *,
+    test: object,
+    ci: object,
+    ci_method: object,
+    correction: object,
+    alpha: object,
+    n_resamples: object,
+    seed: object,
+) -> _Options:
+    for value, allowed, name in (
+        (test, _stats.TESTS, "test"),
+        (ci_method, _stats.CI_METHODS, "ci_method"),
+        (correction, _stats.CORRECTIONS, "correction"),
+    ):
+        if value not in allowed:
+            raise ValueError(f"unknown {name} {value!r}: use one of {list(allowed)}")
+    for value, name in ((ci, "ci"), (alpha, "alpha")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number between 0 and 1, got {value!r}")
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must be between 0 and 1 (exclusive), e.g. 0.95, got {value}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
+        raise TypeError(f"n_resamples must be an integer, got {n_resamples!r}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1 (e.g. 10_000), got {n_resamples}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"seed must be an integer or None, got {seed!r}")
+    return _Options(
+        cast("Test", test),
+        float(cast("float", ci)),
+        cast("CiMethod", ci_method),
+        cast("Correction", correction),
+        float(cast("float", alpha)),
+        n_resamples,
+        seed,
+    )
+
+
+def _as_list(columns: str | Sequence[str] | None) -> list[str]:
+    if columns is None:
+        return []
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
+def _is_pandas(frame: object) -> bool:
+    return type(frame).__module__.split(".")[0] == "pandas"
+
+
+def compare_per_user(
+    scores: FrameT,
+    metrics: str | Sequence[str] | None = None,
+    *,
+    system: str = "model",
+    user: str = "user",
+    by: str | Sequence[str] | None = None,
+    baseline: Any = None,
+    test: Test = "t",
+    ci: float = 0.95,
+    ci_method: CiMethod = "t",
+    correction: Correction = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> FrameT:
+    """Compare systems from per-user scores: means, intervals, paired tests.
+
+    Parameters
+    ----------
+    scores
+        One row per (by..., system, user) with one numeric column per metric,
+        e.g. ``evaluate(..., by="model", per_user=True)``; a null marks a
+        metric not defined for that user. Polars (eager or lazy) or pandas.
+    metrics
+        Metric columns to compare; ``None``: every numeric column besides
+        ``system``, ``user`` and ``by``.
+    system
+        Column naming the system (model) of each row. The result calls it
+        ``system`` whatever its name here.
+    user
+        Column identifying the user (query); systems are paired on it.
+    by
+        Other grouping columns (folds, segments): each group is its own
+        family of comparisons.
+    baseline
+        The system every other one is compared with. ``None``: every pair of
+        systems (see Returns).
+    test
+        ``"t"`` (paired t-test, as ``scipy.stats.ttest_rel``),
+        ``"randomization"`` (paired sign flip, ``n_resamples`` resamples,
+        p = (b + 1) / (B + 1)) or ``"wilcoxon"`` (``scipy.stats.wilcoxon``,
+        zero differences dropped). All two-sided.
+    ci
+        Confidence level of every interval, in (0, 1).
+    ci_method
+        ``"t"``: mean +- t_{(1+ci)/2, n-1} s / sqrt(n); ``"bootstrap"``:
+        percentile bootstrap over users (``n_resamples``, ``seed``).
+    correction
+        ``"holm"``, ``"bonferroni"``, ``"bh"`` (Benjamini-Hochberg) or
+        ``"none"``, applied within each family: every comparison of one
+        metric in one ``by`` group.
+    alpha
+        ``significant`` is ``p_adjusted < alpha``.
+    n_resamples
+        Resamples of the randomization test and of the bootstrap.
+    seed
+        Seed of numpy's random generator (randomization, bootstrap): the same
+        seed gives the same numbers. ``None``: fresh randomness.
+
+    Returns
+    -------
+    A frame of the kind given (a LazyFrame is computed, since the tests need
+    every user's scores, and comes back lazy), one row per (by..., system,
+    metric) in this schema:
+
+    ======================= ========= ==========================================
+    column                  dtype     meaning
+    ======================= ========= ==========================================
+    by...                   as given  the group
+    ``system``              as given  the system (values of the ``system`` column)
+    ``baseline``            as given  only with ``baseline=None``: the other system
+                                      of the pair, null on a system's own row
+    ``metric``              String    the metric column's name
+    ``n``                   Int64     users the row's numbers are computed on
+    ``mean``                Float64   mean of the system's values on those users
+    ``ci_low``, ``ci_high`` Float64   interval of that mean
+    ``diff``                Float64   mean of d_u = system_u - baseline_u
+    ``diff_ci_low/high``    Float64   interval of ``diff``
+    ``effect_size``         Float64   d_z = mean(d) / sd(d) (Cohen's d, paired)
+    ``p_value``             Float64   two-sided p-value of ``test``
+    ``p_adjusted``          Float64   after ``correction`` within the family
+    ``significant``         Boolean   ``p_adjusted < alpha``
+    ======================= ========= ==========================================
+
+    With a ``baseline``, its rows come first in each (group, metric) and hold
+    its own users (``diff`` and the test columns are null there); every other
+    system's row holds the users paired with the baseline. With
+    ``baseline=None``, each system first gets its own row (``baseline`` null,
+    its own users), then each unordered pair one row, ``system`` before
+    ``baseline`` in sorted order, ``diff = system - baseline``. Rows are
+    ordered by group, then metric (as requested), then system.
+
+    Notes
+    -----
+    Pairing: a comparison uses the users for whom both systems' values are
+    defined (non-null), n = their number; users present for one system only
+    are left out of that comparison (its ``n`` says how many are left). The
+    row's ``mean`` and interval are over the same users, so ``mean`` equals
+    ``evaluate``'s mean whenever both systems count the same users, as under
+    the default conventions (every truth user counts for every system).
+
+    Edge cases, never a silent NaN:
+
+    * n = 0: ``mean`` and everything after it null; n = 1: ``mean`` and
+      ``diff`` are the single value, intervals, effect size and p-values null.
+      Null p-values are left out of their family's correction.
+    * d the same for every user (zero variance): interval [diff, diff],
+      ``effect_size`` null (undefined); p = 1 when that difference is 0
+      (identical systems; scipy gives NaN). A nonzero constant difference
+      gives p = 0 with the t-test (scipy: t = +-inf and a warning), and the
+      exact value of the other tests, as scipy's Wilcoxon: every sign the
+      same, p = 2 / 2^n (randomization: about that).
+    * Randomization counts resample sums within 1e-9 * sum(|d|) of the
+      observed one as ties (rounding), so exact ties of binary metrics count.
+
+    References: Smucker, Allan & Carterette (2007), Sakai (2014), Fuhr (2017),
+    Urbano, Lima & Hanjalic (2019).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> scores = pl.DataFrame({
+    ...     "model": ["bm25"] * 4 + ["neural"] * 4,
+    ...     "user": [1, 2, 3, 4] * 2,
+    ...     "ap": [0.2, 0.4, 0.1, 0.5, 0.3, 0.6, 0.1, 0.8],
+    ... })
+    >>> cmp = prm.compare_per_user(scores, baseline="bm25")
+    >>> cmp.select("system", "n", "mean", "diff", "effect_size", "p_value")
+    shape: (2, 6)
+    ┌────────┬─────┬──────┬──────┬─────────────┬──────────┐
+    │ system ┆ n   ┆ mean ┆ diff ┆ effect_size ┆ p_value  │
+    │ ---    ┆ --- ┆ ---  ┆ ---  ┆ ---         ┆ ---      │
+    │ str    ┆ i64 ┆ f64  ┆ f64  ┆ f64         ┆ f64      │
+    ╞════════╪═════╪══════╪══════╪═════════════╪══════════╡
+    │ bm25   ┆ 4   ┆ 0.3  ┆ null ┆ null        ┆ null     │
+    │ neural ┆ 4   ┆ 0.45 ┆ 0.15 ┆ 1.161895    ┆ 0.102728 │
+    └────────┴─────┴──────┴──────┴─────────────┴──────────┘
+
+    By hand: d = (0.1, 0.2, 0, 0.3), mean 0.15, sd = sqrt(0.05 / 3) = 0.129099,
+    d_z = 0.15 / 0.129099 = 1.161895, t = d_z * sqrt(4) = 2.323790 on 3 degrees
+    of freedom: p = 0.102728 (``scipy.stats.ttest_rel`` gives the same).
+    """
+    options = _check_options(
+        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
+    if _is_pandas(scores):
+        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
+
+        converted = _arrow.to_polars(scores, name="scores")
+        result = _compare_frame(
+            converted, metrics, system=system, user=user, by=_as_list(by),
+            baseline=baseline, options=options,
+        )  # fmt: skip
+        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", scores), converted.schema)]))
+    if isinstance(scores, pl.LazyFrame):
+        frame = scores.collect()
+    elif isinstance(scores, pl.DataFrame):
+        frame = scores
+    else:
+        raise TypeError(
+            f"scores must be a Polars or pandas DataFrame (or a LazyFrame), got "
+            f"{type(scores).__name__}"
+        )
+    result = _compare_frame(
+        frame, metrics, system=system, user=user, by=_as_list(by), baseline=baseline,
+        options=options,
+    )  # fmt: skip
+    return cast("FrameT", result.lazy() if isinstance(scores, pl.LazyFrame) else result)
+
+
+def compare(
+    recs: FrameT,
+    truth: Any,
+    metrics: str | Sequence[str],
+    *,
+    system: str = "model",
+    baseline: Any = None,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str | None = None,
+    by: str | Sequence[str] | None = None,
+    test: Test = "t",
+    ci: float = 0.95,
+    ci_method: CiMethod = "t",
+    correction: Correction = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    denominator: Denominator | None = None,
+    gain: Gain | None = None,
+    ties: Ties | None = None,
+    relevance_level: float | None = None,
+    users_without_recs: UsersWithoutRecs | None = None,
+    users_without_truth: UsersWithoutTruth | None = None,
+    duplicates: Duplicates = "error",
+    conventions: Preset | Conventions = "default",
+) -> FrameT:
+    """Evaluate several systems and compare them: means, intervals, paired tests.
+
+    The per-user scores of :func:`polars_rankmetrics.evaluate` (``by`` plus
+    ``system``, ``per_user=True``) go to :func:`compare_per_user`, which
+    documents the result, the statistics and the edge cases.
+
+    Parameters
+    ----------
+    recs
+        Long-format recommendations of every system: one row per (system,
+        user, item) with a ``rank`` or a ``score``. Polars (eager or lazy) or
+        pandas.
+    truth
+        One row per judged (user, item), shared by the systems.
+    metrics
+        Metric strings as for ``evaluate`` (``"map@10"``, ``"ndcg@10"``...);
+        ``pooled_recall`` is refused (it is not a mean of per-user values).
+    system
+        The recommendations' column naming the system; the result calls it
+        ``system``.
+    baseline
+        The system every other one is compared with; ``None``: every pair.
+    user, item, rank, score, relevance, by
+        Column roles and the other grouping columns, as for ``evaluate``.
+    test, ci, ci_method, correction, alpha, n_resamples, seed
+        As for :func:`compare_per_user`.
+    denominator, gain, ties, relevance_level, users_without_recs, \
+users_without_truth, duplicates, conventions
+        The conventions of ``evaluate`` (``None``: the preset's value). They
+        decide each user's scores and which users count, hence who is paired.
+
+    Returns
+    -------
+    The frame described in :func:`compare_per_user`, of the kind ``recs`` is.
+
+    Notes
+    -----
+    Under the default conventions every user of the truth counts for every
+    system (a system that recommended nothing to a user scores 0 there), so
+    every comparison pairs all of them; with ``users_without_recs="exclude"``
+    a comparison pairs the users both systems recommended to.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({
+    ...     "model": ["pop"] * 6 + ["knn"] * 6,
+    ...     "user": [1, 1, 2, 2, 3, 3] * 2,
+    ...     "item": ["a", "b", "a", "b", "a", "b", "c", "a", "d", "b", "e", "c"],
+    ...     "rank": [1, 2] * 6,
+    ... })
+    >>> truth = pl.DataFrame({"user": [1, 2, 3], "item": ["c", "d", "e"]})
+    >>> cmp = prm.compare(recs, truth, "mrr", baseline="pop")
+    >>> cmp.select("system", "metric", "n", "mean", "diff", "p_value", "significant")
+    shape: (2, 7)
+    ┌────────┬────────┬─────┬──────┬──────┬─────────┬─────────────┐
+    │ system ┆ metric ┆ n   ┆ mean ┆ diff ┆ p_value ┆ significant │
+    │ ---    ┆ ---    ┆ --- ┆ ---  ┆ ---  ┆ ---     ┆ ---         │
+    │ str    ┆ str    ┆ i64 ┆ f64  ┆ f64  ┆ f64     ┆ bool        │
+    ╞════════╪════════╪═════╪══════╪══════╪═════════╪═════════════╡
+    │ pop    ┆ mrr    ┆ 3   ┆ 0.0  ┆ null ┆ null    ┆ null        │
+    │ knn    ┆ mrr    ┆ 3   ┆ 1.0  ┆ 1.0  ┆ 0.0     ┆ true        │
+    └────────┴────────┴─────┴──────┴──────┴─────────┴─────────────┘
+
+    knn finds every user's item first (RR = 1), pop never (RR = 0): d = 1 for
+    every user, zero variance with a nonzero difference, p = 0.
+    """
+    options = _check_options(
+        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
+    if not isinstance(system, str):
+        raise TypeError(f"system must be a column name, got {system!r}")
+    others = _as_list(by)
+    if system in others:
+        raise ValueError(f"system column {system!r} is also in by={others}: name it once")
+    labels = [metrics] if isinstance(metrics, str) else list(metrics)
+    for label in labels:
+        if parse_metric(label).name == "pooled_recall":
+            raise ValueError(
+                f"compare cannot test {label!r}: pooled recall is a ratio of sums over users, "
+                "not a mean of per-user values; compare 'recall@k' instead"
+            )
+    given = {
+        name: value
+        for name, value in (
+            ("denominator", denominator),
+            ("gain", gain),
+            ("ties", ties),
+            ("users_without_recs", users_without_recs),
+            ("users_without_truth", users_without_truth),
+        )
+        if value is not None
+    }
+    kwargs: dict[str, Any] = {
+        "user": user, "item": item, "rank": rank, "score": score, "relevance": relevance,
+        "by": [*others, system], "per_user": True, "relevance_level": relevance_level,
+        "duplicates": duplicates, "conventions": conventions, **given,
+    }  # fmt: skip
+    if _is_pandas(recs):
+        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
+
+        frame = _arrow.to_polars(recs, name="recs")
+        _require_system(frame.collect_schema(), system)
+        truth_frame = truth if isinstance(truth, (pl.DataFrame, pl.LazyFrame)) else None
+        if truth_frame is None:
+            truth_frame = _arrow.to_polars(truth, name="truth")
+        scores = _evaluate(frame, truth_frame, labels, **kwargs)
+        result = _compare_frame(
+            scores, labels, system=system, user=user, by=others, baseline=baseline,
+            options=options,
+        )  # fmt: skip
+        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
+    if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
+        raise TypeError(
+            f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
+        )
+    _require_system(recs.collect_schema(), system)
+    per_user = _evaluate(cast("pl.DataFrame", recs), truth, labels, **kwargs)
+    collected = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
+    result = _compare_frame(
+        collected, labels, system=system, user=user, by=others, baseline=baseline,
+        options=options,
+    )  # fmt: skip
+    return cast("FrameT", result.lazy() if isinstance(recs, pl.LazyFrame) else result)
+
+
+def _require_system(schema: pl.Schema, system: str) -> None:
+    if system not in schema:
+        raise ValueError(
+            f"recs has no system column {system!r} (system=): name the column that says which "
+            f"system each row comes from; columns are {schema.names()}"
+        )
+
+
+def _metric_columns(
+    frame: pl.DataFrame, metrics: str | Sequence[str] | None, keys: Sequence[str]
+) -> list[str]:
+    schema = frame.schema
+    if metrics is None:
+        chosen = [name for name, dtype in schema.items() if name not in keys and dtype.is_numeric()]
+        if not chosen:
+            raise ValueError(
+                f"scores has no numeric metric column besides {list(keys)}; columns are "
+                f"{schema.names()}"
+            )
+        return chosen
+    chosen = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not chosen:
+        raise ValueError("metrics is empty: name at least one metric column")
+    missing = [name for name in chosen if name not in schema]
+    if missing:
+        raise ValueError(
+            f"metric column(s) {missing} not in the per-user scores; columns are {schema.names()}"
+        )
+    for name in chosen:
+        if name in keys:
+            raise ValueError(f"{name!r} is a key column (system, user or by), not a metric")
+        if not schema[name].is_numeric():
+            raise TypeError(f"metric column {name!r} must be numeric, got {schema[name]}")
+    if len(set(chosen)) < len(chosen):
+        raise ValueError(f"metrics {chosen} name a column twice")
+    return chosen
+
+
+def _check_scores(
+    frame: pl.DataFrame, metrics: list[str], *, system: str, user: str, by: list[str]
+) -> None:
+    keys = [*by, system, user]
+    for role, name in [*(("by", name) for name in by), ("system", system), ("user", user)]:
+        if name not in frame.schema:
+            raise ValueError(
+                f"scores has no {role} column {name!r} ({role}=); columns are "
+                f"{frame.schema.names()}"
+            )
+    clash = sorted(_RESERVED.intersection(by))
+    if clash:
+        raise ValueError(f"by column(s) {clash} clash with result columns: rename them first")
+    for name in keys:
+        nulls = frame.get_column(name).null_count()
+        if nulls:
+            raise ValueError(f"scores column {name!r} has {nulls} null value(s)")
+    repeated = frame.select(keys).is_duplicated()
+    if repeated.any():
+        example = frame.filter(repeated).select(keys).row(0, named=True)
+        raise ValueError(
+            f"scores has {int(repeated.sum())} rows repeating a (by..., system, user) key, e.g. "
+            f"{example}: give one row per user and system"
+        )
+    for name in metrics:
+        column = frame.get_column(name)
+        if column.dtype.is_float() and column.is_nan().any():
+            raise ValueError(
+                f"metric column {name!r} has {int(column.is_nan().sum())} NaN value(s): mark "
+                "a value that is not defined with null"
+            )
+
+
+def _compare_frame(
+    frame: pl.DataFrame,
+    metrics: str | Sequence[str] | None,
+    *,
+    system: str,
+    user: str,
+    by: list[str],
+    baseline: Any,
+    options: _Options,
+) -> pl.DataFrame:
+    if not isinstance(system, str) or not isinstance(user, str):
+        raise TypeError("system and user must be column names (strings)")
+    _check_scores(frame, [], system=system, user=user, by=by)
+    chosen = _metric_columns(frame, metrics, [*by, system, user])
+    _check_scores(frame, chosen, system=system, user=user, by=by)
+    systems = frame.get_column(system).unique().sort().to_list()
+    if len(systems) < 2:
+        raise ValueError(
+            f"compare needs at least two systems in column {system!r}, found {systems}"
+        )
+    if baseline is not None and baseline not in systems:
+        raise ValueError(
+            f"baseline {baseline!r} is not one of the systems in column {system!r}: {systems}"
+        )
+    pairs = baseline is None
+    if pairs:
+        comparisons = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
+        own = list(systems)
+    else:
+        comparisons = [(name, baseline) for name in systems if name != baseline]
+        own = [baseline]
+    index = {name: position for position, name in enumerate(systems)}
+    coded = frame.with_columns(
+        pl.col(system).replace_strict(index, return_dtype=pl.Int64).alias("__system"),
+    )
+    groups = coded.sort(by).partition_by(by, maintain_order=True) if by else [coded]
+    seeds = np.random.SeedSequence(options.seed).spawn(len(groups))
+    rows: list[dict[str, Any]] = []
+    for group, seed in zip(groups, seeds, strict=True):
+        keys = {name: group.get_column(name)[0] for name in by}
+        rng = np.random.default_rng(seed)
+        rows.extend(
+            _group_rows(
+                group,
+                chosen,
+                user=user,
+                own=own,
+                comparisons=comparisons,
+                index=index,
+                keys=keys,
+                options=options,
+                rng=rng,
+                pairs=pairs,
+            )
+        )
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {name: frame.schema[name] for name in by}
+    schema["system"] = frame.schema[system]
+    if pairs:
+        schema["baseline"] = frame.schema[system]
+    schema.update({"metric": pl.String, "n": pl.Int64})
+    schema.update(dict.fromkeys(_FLOATS, pl.Float64))
+    schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _group_rows(
+    group: pl.DataFrame,
+    metrics: list[str],
+    *,
+    user: str,
+    own: list[Any],
+    comparisons: list[tuple[Any, Any]],
+    index: dict[Any, int],
+    keys: dict[str, Any],
+    options: _Options,
+    rng: np.random.Generator,
+    pairs: bool,
+) -> list[dict[str, Any]]:
+    """Rows of one ``by`` group: per metric, each system's own row, then each comparison."""
+    user_index = group.get_column(user).rank("dense").cast(pl.Int64).to_numpy() - 1
+    system_index = group.get_column("__system").to_numpy()
+    n_users = int(user_index.max()) + 1 if user_index.size else 0
+    per_metric: list[
+        tuple[list[dict[str, Any]], list[dict[str, Any]], list[_stats.FloatArray]]
+    ] = []
+    differences: list[_stats.FloatArray] = []
+    counts: list[int] = []
+    for metric in metrics:
+        values = group.get_column(metric).cast(pl.Float64).fill_null(math.nan).to_numpy()
+        # users x systems, NaN where the system has no value for the user
+        matrix = np.full((n_users, len(index)), math.nan)
+        matrix[user_index, system_index] = values
+        own_rows = []
+        for name in own:
+            column = matrix[:, index[name]]
+            summary = _stats.summarize(
+                column[~np.isnan(column)], options.ci, method=options.ci_method,
+                n_resamples=options.n_resamples, rng=rng,
+            )  # fmt: skip
+            own_rows.append(_row(keys, name, None, metric, summary, pairs=pairs))
+        comparison_rows = []
+        diffs = []
+        for name, other in comparisons:
+            a, b = matrix[:, index[name]], matrix[:, index[other]]
+            paired = ~np.isnan(a) & ~np.isnan(b)
+            d = a[paired] - b[paired]
+            summary = _stats.summarize(
+                a[paired], options.ci, method=options.ci_method,
+                n_resamples=options.n_resamples, rng=rng,
+            )  # fmt: skip
+            row = _row(keys, name, other, metric, summary, pairs=pairs)
+            row.update(_difference(d, options, rng))
+            comparison_rows.append(row)
+            diffs.append(np.where(paired, a - b, 0.0))
+            counts.append(int(d.size))
+        differences.extend(diffs)
+        per_metric.append((own_rows, comparison_rows, diffs))
+    if options.test == "randomization" and differences:
+        p_values = _stats.randomization_p_values(
+            np.column_stack(differences), counts, n_resamples=options.n_resamples, rng=rng
+        )
+        flat = [row for _, comparison_rows, _ in per_metric for row in comparison_rows]
+        for row, p in zip(flat, p_values, strict=True):
+            row["p_value"] = p
+    rows: list[dict[str, Any]] = []
+    for own_rows, comparison_rows, _ in per_metric:
+        adjusted = _stats.adjust([row["p_value"] for row in comparison_rows], options.correction)
+        for row, p in zip(comparison_rows, adjusted, strict=True):
+            row["p_adjusted"] = p
+            row["significant"] = None if p is None else bool(p < options.alpha)
+        rows.extend(own_rows)
+        rows.extend(comparison_rows)
+    return rows
+
+
+def _row(
+    keys: dict[str, Any],
+    name: Any,
+    other: Any,
+    metric: str,
+    summary: _stats.Summary,
+    *,
+    pairs: bool,
+) -> dict[str, Any]:
+    row: dict[str, Any] = dict(keys)
+    row["system"] = name
+    if pairs:
+        row["baseline"] = other
+    row.update(
+        {
+            "metric": metric,
+            "n": summary.n,
+            "mean": summary.mean,
+            "ci_low": summary.low,
+            "ci_high": summary.high,
+        }
+    )
+    row.update(
+        dict.fromkeys(
+            ("diff", "diff_ci_low", "diff_ci_high", "effect_size", "p_value", "p_adjusted")
+        )
+    )
+    row["significant"] = None
+    return row
+
+
+def _difference(d: Any, options: _Options, rng: np.random.Generator) -> dict[str, Any]:
+    """diff, its interval, the effect size and (t, Wilcoxon) the p-value of one comparison."""
+    summary = _stats.summarize(
+        d, options.ci, method=options.ci_method, n_resamples=options.n_resamples, rng=rng
+    )
+    p_value = None
+    if options.test != "randomization":
+        p_value = _stats.paired_p_value(d, options.test)
+    return {
+        "diff": summary.mean,
+        "diff_ci_low": summary.low,
+        "diff_ci_high": summary.high,
+        "effect_size": _stats.effect_size(d),
+        "p_value": p_value,
+    }

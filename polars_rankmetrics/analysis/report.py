@@ -1,0 +1,313 @@
+"""``report``: a comparison as a table for a paper or a pull request.
+
+Reads the frame of :func:`polars_rankmetrics.compare` (or
+:func:`polars_rankmetrics.compare_per_user`): one row per system (and group),
+one column per metric, each cell the mean with its interval and a mark where
+the difference is significant. Markdown, LaTeX and HTML strings; in a
+notebook the :class:`Report` object shows itself as a table.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import polars as pl
+
+__all__ = ["Report", "report"]
+
+Format = Literal["markdown", "latex", "html", "csv", "json"]
+FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "csv", "json")
+
+_ABOVE, _BELOW = "†", "‡"
+_LATEX_MARKS = {_ABOVE: r"\textsuperscript{\dag}", _BELOW: r"\textsuperscript{\ddag}"}
+_REQUIRED = ("system", "metric", "n", "mean", "ci_low", "ci_high", "diff", "significant")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A comparison as a systems x metrics table, with its legend.
+
+    Attributes
+    ----------
+    header
+        Column titles: the ``by`` columns, ``system``, then one per metric.
+    rows
+        Cell texts, one list per (group, system), in the comparison's order.
+    marks
+        Per row, per metric: the significance mark of the cell (``""``, ``"†"``,
+        ``"‡"`` or letters of the systems it is significantly above).
+    legend
+        One sentence that says what the cells and the marks mean.
+    comparison
+        The frame the report was made from.
+    """
+
+    header: list[str]
+    rows: list[list[str]]
+    marks: list[list[str]]
+    legend: str
+    comparison: pl.DataFrame
+
+    def to_markdown(self) -> str:
+        """The table in GitHub Markdown, the legend below it."""
+        cells = [
+            [*row[: self._first_metric], *self._marked(index, "text")]
+            for index, row in enumerate(self.rows)
+        ]
+        lines = [
+            "| " + " | ".join(_markdown_escape(title) for title in self.header) + " |",
+            "|" + "|".join(
+                "---" if column < self._first_metric else "---:"
+                for column in range(len(self.header))
+            ) + "|",
+        ]  # fmt: skip
+        lines += ["| " + " | ".join(_markdown_escape(c) for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n\n" + self.legend
+
+    def to_latex(self) -> str:
+        """A ``booktabs`` tabular with the legend as a comment-free note below it."""
+        columns = "l" * self._first_metric + "r" * (len(self.header) - self._first_metric)
+        lines = [
+            rf"\begin{{tabular}}{{{columns}}}",
+            r"\toprule",
+            " & ".join(_latex_escape(title) for title in self.header) + r" \\",
+            r"\midrule",
+        ]
+        for index, row in enumerate(self.rows):
+            keys = [_latex_escape(cell) for cell in row[: self._first_metric]]
+            lines.append(" & ".join([*keys, *self._marked(index, "latex")]) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        legend = self.legend
+        for mark in _LATEX_MARKS:
+            legend = legend.replace(mark, "MARK" + str(ord(mark)))
+        legend = _latex_escape(legend)
+        for mark, command in _LATEX_MARKS.items():
+            legend = legend.replace("MARK" + str(ord(mark)), command)
+        return "\n".join(lines) + "\n\n" + legend
+
+    def to_html(self) -> str:
+        """An HTML table with the legend in its caption."""
+        head = "".join(f"<th>{html.escape(title)}</th>" for title in self.header)
+        body = []
+        for index, row in enumerate(self.rows):
+            keys = row[: self._first_metric]
+            cells = [f"<td>{html.escape(cell)}</td>" for cell in keys]
+            cells += [
+                f'<td style="text-align:right">{html.escape(cell)}'
+                + (f"<sup>{html.escape(mark)}</sup>" if mark else "")
+                + "</td>"
+                for cell, mark in zip(row[self._first_metric :], self.marks[index], strict=True)
+            ]
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        return (
+            f"<table><caption>{html.escape(self.legend)}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    @property
+    def _first_metric(self) -> int:
+        # the key columns (by..., system) come before the metrics
+        return len(self.header) - (len(self.marks[0]) if self.marks else 0)
+
+    def _marked(self, index: int, kind: str) -> list[str]:
+        cells = self.rows[index][self._first_metric :]
+        marks = self.marks[index]
+        if kind == "latex":
+            return [
+                _latex_escape(cell) + _LATEX_MARKS.get(mark, _latex_letters(mark))
+                for cell, mark in zip(cells, marks, strict=True)
+            ]
+        return [
+            cell + (mark if mark in _LATEX_MARKS or not mark else f"<sup>{mark}</sup>")
+            for cell, mark in zip(cells, marks, strict=True)
+        ]
+
+
+def _latex_letters(mark: str) -> str:
+    return rf"\textsuperscript{{{mark}}}" if mark else ""
+
+
+def _markdown_escape(text: str) -> str:
+    return text.replace("|", r"\|")
+
+
+def _latex_escape(text: str) -> str:
+    replacements = {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+    }
+    return "".join(replacements.get(char, char) for char in text)
+
+
+def _number(value: float | None, digits: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def report(
+    comparison: Any,
+    *,
+    format: Format | None = None,
+    digits: int = 3,
+    intervals: bool = True,
+) -> Report | str:
+    """A comparison as a table: systems x metrics, mean [interval], significance marks.
+
+    Parameters
+    ----------
+    comparison
+        The frame of :func:`polars_rankmetrics.compare` or
+        :func:`polars_rankmetrics.compare_per_user` (Polars or pandas).
+    format
+        ``None``: a :class:`Report` (shown as a table in a notebook; its
+        ``to_markdown``, ``to_latex``, ``to_html`` give strings).
+        ``"markdown"``, ``"latex"``, ``"html"``: that string. ``"csv"``,
+        ``"json"``: the comparison frame itself in that format.
+    digits
+        Decimals of the means and intervals.
+    intervals
+        Show ``[ci_low, ci_high]`` after each mean.
+
+    Returns
+    -------
+    A :class:`Report`, or a string when ``format`` is given.
+
+    Notes
+    -----
+    Against a baseline, a cell is marked † when the system's difference from
+    the baseline is significant and positive, ‡ when significant and
+    negative (``significant`` of the comparison: adjusted p < alpha). For
+    every pair (``baseline=None``) the systems get letters a, b, c... in the
+    order of the table, and a cell carries the letters of the systems it is
+    significantly above. Means and intervals are those of the system's own
+    row in the comparison (against a baseline: over the users paired with it).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> scores = pl.DataFrame({
+    ...     "model": ["bm25"] * 5 + ["neural"] * 5,
+    ...     "user": [1, 2, 3, 4, 5] * 2,
+    ...     "ap": [0.1, 0.2, 0.3, 0.2, 0.1, 0.5, 0.7, 0.6, 0.6, 0.5],
+    ... })
+    >>> cmp = prm.compare_per_user(scores, baseline="bm25")
+    >>> print(prm.report(cmp, format="markdown"))
+    | system | ap |
+    |---|---:|
+    | bm25 | 0.180 [0.076, 0.284] |
+    | neural | 0.580 [0.476, 0.684]† |
+    <BLANKLINE>
+    Mean [interval] over users. † significantly above bm25, ‡ significantly below
+    (adjusted p < alpha).
+    """
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: use one of {list(FORMATS)} or None")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+    frame = _as_polars(comparison)
+    if format == "csv":
+        return frame.write_csv()
+    if format == "json":
+        return frame.write_json()
+    built = _build(frame, digits=digits, intervals=intervals)
+    if format == "markdown":
+        return built.to_markdown()
+    if format == "latex":
+        return built.to_latex()
+    if format == "html":
+        return built.to_html()
+    return built
+
+
+def _as_polars(comparison: Any) -> pl.DataFrame:
+    if isinstance(comparison, pl.LazyFrame):
+        comparison = comparison.collect()
+    elif type(comparison).__module__.split(".")[0] == "pandas":
+        comparison = pl.from_pandas(comparison)
+    if not isinstance(comparison, pl.DataFrame):
+        raise TypeError(
+            f"report needs the frame of prm.compare(...), got {type(comparison).__name__}"
+        )
+    missing = [name for name in _REQUIRED if name not in comparison.columns]
+    if missing:
+        raise ValueError(
+            f"report needs the frame of prm.compare(...): column(s) {missing} are missing; "
+            f"columns are {comparison.columns}"
+        )
+    return comparison
+
+
+def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
+    pairs = "baseline" in frame.columns
+    position = frame.columns.index("system")
+    by = frame.columns[:position]
+    metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
+    own = frame.filter(pl.col("baseline").is_null()) if pairs else frame
+    systems_in_order = own.get_column("system").unique(maintain_order=True).to_list()
+    letters = {name: chr(ord("a") + index) for index, name in enumerate(systems_in_order)}
+    cells: dict[tuple[Any, ...], dict[str, str]] = {}
+    marks: dict[tuple[Any, ...], dict[str, str]] = {}
+    for row in own.iter_rows(named=True):
+        key = (*(row[name] for name in by), row["system"])
+        text = _number(row["mean"], digits)
+        if intervals and row["ci_low"] is not None:
+            text += f" [{_number(row['ci_low'], digits)}, {_number(row['ci_high'], digits)}]"
+        cells.setdefault(key, {})[row["metric"]] = text
+        marks.setdefault(key, {}).setdefault(row["metric"], "")
+        if not pairs and row["significant"]:
+            marks[key][row["metric"]] = _ABOVE if row["diff"] > 0 else _BELOW
+    baseline_name = None
+    if pairs:
+        for row in frame.filter(pl.col("baseline").is_not_null() & pl.col("significant")).iter_rows(
+            named=True
+        ):
+            winner, loser = (
+                (row["system"], row["baseline"])
+                if row["diff"] > 0
+                else (row["baseline"], row["system"])
+            )
+            key = (*(row[name] for name in by), winner)
+            current = marks.setdefault(key, {}).get(row["metric"], "")
+            marks[key][row["metric"]] = "".join(sorted(current + letters[loser]))
+    else:
+        # compare puts the baseline's own row first in every (group, metric)
+        baseline_name = frame.get_column("system")[0] if frame.height else None
+    header = [*by, "system", *metrics]
+    rows = []
+    row_marks = []
+    for key, values in cells.items():
+        rows.append([*(str(part) for part in key), *(values.get(m, "-") for m in metrics)])
+        row_marks.append([marks.get(key, {}).get(m, "") for m in metrics])
+    what = "Mean [interval] over users." if intervals else "Mean over users."
+    if pairs:
+        named = ", ".join(f"{letters[name]} = {name}" for name in systems_in_order)
+        legend = f"{what} Letters: significantly above that system (adjusted p < alpha); {named}."
+    else:
+        against = baseline_name if baseline_name is not None else "the baseline"
+        legend = (
+            f"{what} {_ABOVE} significantly above {against}, {_BELOW} significantly below\n"
+            "(adjusted p < alpha)."
+        )
+    return Report(header, rows, row_marks, legend, frame)

@@ -35,6 +35,7 @@ from polars_rankmetrics.metrics import (
     recall,
     reciprocal_rank,
 )
+from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers cannot see df.rank)
 from polars_rankmetrics.ranking import positions, relevance
 from polars_rankmetrics.sample import sample_data
 
@@ -66,6 +67,7 @@ __all__ = [
     "positions",
     "precision",
     "r_precision",
+    "rank",
     "recall",
     "reciprocal_rank",
     "relevance",

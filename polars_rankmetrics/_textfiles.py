@@ -1,15 +1,19 @@
-"""Reading text files line by line with Polars, and errors that point at a line.
+r"""Reading text files with the Polars engine, and errors that point at a line.
 
-Shared by :mod:`polars_rankmetrics.trec` and :mod:`polars_rankmetrics.kaggle`:
-both formats are parsed with Polars string expressions on a frame of
-``(line number, line)`` rows, so no Python loop runs per row, and every
-complaint names the file, the line number and the offending line.
+Shared by :mod:`polars_rankmetrics.trec` and :mod:`polars_rankmetrics.kaggle`.
+Every reader starts with :func:`read_bytes`: the file's bytes, gzip
+decompressed, the UTF-8 byte-order mark dropped and every line ending
+(``\n``, ``\r\n``, a lone ``\r``) made ``\n``. Parsing then runs in Polars'
+CSV reader or string kernels (no Python loop per line), and every complaint
+names the file, the line number and the line.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TypeAlias
@@ -23,9 +27,12 @@ __all__ = [
     "check_no_whitespace",
     "fail_on",
     "file_error",
+    "lines_of",
+    "read_bytes",
     "read_lines",
     "require_frame_columns",
     "source_name",
+    "utf8_error",
 ]
 
 FileSource: TypeAlias = "str | os.PathLike[str] | bytes | IO[bytes] | IO[str]"
@@ -64,11 +71,73 @@ def fail_on(lines: pl.DataFrame, bad: pl.Expr, *, name: str, problem: str) -> No
         raise file_error(name, first[LINENO], first[LINE], problem, more=offending.height - 1)
 
 
+def utf8_error(name: str, data: bytes) -> ValueError:
+    """The error for bytes that are not UTF-8, naming the first bad line."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        lineno = data.count(b"\n", 0, error.start) + 1
+        start = data.rfind(b"\n", 0, error.start) + 1
+        end = data.find(b"\n", error.start)
+        line = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+        return file_error(
+            name, lineno, line, "not UTF-8 text (byte " + hex(data[error.start]) + ")"
+        )
+    return ValueError(f"{name}: cannot be read as UTF-8 text")
+
+
+def read_bytes(source: FileSource) -> tuple[str, bytes]:
+    r"""The name used in messages and the bytes of ``source``, ready for a line parser.
+
+    Gzip data is decompressed; a UTF-8 byte-order mark is dropped; ``\r\n``
+    and lone ``\r`` line endings become ``\n`` (a file saved with old Mac
+    line endings is otherwise one long line).
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing path.
+    ValueError
+        For a directory or truncated gzip data, naming the file.
+
+    Examples
+    --------
+    >>> read_bytes(b"\xef\xbb\xbfa b\rc d\r\n")
+    ('<bytes>', b'a b\nc d\n')
+    """
+    name = source_name(source)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            raise ValueError(f"{name}: is a directory, not a file")
+        if not path.exists():
+            raise FileNotFoundError(f"{name}: no such file")
+        data = path.read_bytes()
+    elif isinstance(source, bytes):
+        data = source
+    elif isinstance(source, io.TextIOBase):
+        data = source.read().encode()
+    else:
+        raw = source.read()
+        data = raw.encode() if isinstance(raw, str) else raw
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as error:
+            raise ValueError(f"{name}: truncated or corrupt gzip data ({error})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return name, data
+
+
 def read_lines(source: FileSource) -> tuple[str, pl.DataFrame]:
     r"""Read ``source`` into a frame of ``lineno`` (UInt32, from 1) and ``line`` (String).
 
-    Line endings (``\n`` or ``\r\n``) and a UTF-8 byte-order mark are removed;
-    blank lines are kept so that line numbers stay those an editor shows.
+    Line endings (``\n``, ``\r\n``, ``\r``) and a UTF-8 byte-order mark are
+    removed; blank lines are kept so that line numbers stay those an editor
+    shows.
 
     Returns
     -------
@@ -76,31 +145,33 @@ def read_lines(source: FileSource) -> tuple[str, pl.DataFrame]:
 
     Examples
     --------
-    >>> name, lines = read_lines(b"a b\r\n\nc\n")
+    >>> name, lines = read_lines(b"a b\r\n\nc\rd\n")
     >>> name, lines.rows()
-    ('<bytes>', [(1, 'a b'), (2, ''), (3, 'c')])
+    ('<bytes>', [(1, 'a b'), (2, ''), (3, 'c'), (4, 'd')])
     """
-    name = source_name(source)
-    data: str | Path | IO[bytes] | bytes
-    if isinstance(source, (str, os.PathLike)):
-        data = Path(source)
-        if not data.is_file():
-            raise FileNotFoundError(f"{name}: no such file")
-    elif isinstance(source, io.TextIOBase):
-        data = source.read().encode()
-    else:
-        data = source  # type: ignore[assignment]
+    name, data = read_bytes(source)
+    return name, lines_of(name, data)
+
+
+def lines_of(name: str, data: bytes) -> pl.DataFrame:
+    """The ``lineno``/``line`` frame of bytes from :func:`read_bytes` (``name`` for errors)."""
+    if data.endswith(b"\n"):
+        data = data[:-1]
     try:
-        lines = pl.read_lines(data, name=LINE, row_index_name=LINENO, row_index_offset=1)
-    except pl.exceptions.ComputeError as error:
-        raise ValueError(f"{name}: cannot be read as UTF-8 text ({error})") from None
-    if lines.height:
-        lines = lines.with_columns(
-            pl.when(pl.col(LINENO) == 1)
-            .then(pl.col(LINE).str.strip_prefix("\ufeff"))
-            .otherwise(pl.col(LINE))
-        )
-    return name, lines
+        text = pl.Series(LINE, [data], dtype=pl.Binary).cast(pl.String)
+    except pl.exceptions.PolarsError:
+        raise utf8_error(name, data) from None
+    del data
+    lines = (
+        text.str.split("\n")
+        .explode(empty_as_null=True)
+        .to_frame()
+        .with_row_index(LINENO, offset=1)
+        .with_columns(pl.col(LINENO).cast(pl.UInt32), pl.col(LINE).fill_null(""))
+    )
+    if lines.height == 1 and lines[LINE][0] == "":
+        return lines.clear()
+    return lines
 
 
 def check_no_whitespace(frame: pl.DataFrame, columns: Sequence[str], *, what: str) -> None:

@@ -33,14 +33,17 @@ OTTO's evaluator both behave so); ``duplicates="error"`` refuses it.
 from __future__ import annotations
 
 import difflib
+import os
 import warnings
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, cast, overload
 
 import polars as pl
 
-from polars_rankmetrics._kaggle_csv import Duplicates, Layout, Table, read_table, refuse
-from polars_rankmetrics._textfiles import LINENO, FileSource
+from polars_rankmetrics._kaggle_csv import Duplicates, Layout, Source, Table, read_table, refuse
+from polars_rankmetrics._overlap import key_overlap
+from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
 
@@ -54,6 +57,9 @@ __all__ = [
 ]
 
 Users = Literal["with_truth", "solution"]
+UnknownIds = Literal["warn", "ignore", "error"]
+Submission: TypeAlias = "FileSource | pl.DataFrame | pl.LazyFrame | Any"
+"""A CSV file (path, bytes, open file) or a frame: Polars eager or lazy, or pandas."""
 
 
 class SubmissionWarning(UserWarning):
@@ -306,51 +312,65 @@ def _resolve(metric: str | None, preset: str | KagglePreset | None) -> KagglePre
     return PRESETS[preset]
 
 
-def _warn_unmatched(sub: Table, sol: Table, population: pl.DataFrame) -> pl.DataFrame:
-    """Warn about ids only one file has; return the submission rows the solution knows."""
+def _warn_unmatched(
+    sub: Table, sol: Table, population: pl.DataFrame, unknown_ids: UnknownIds
+) -> pl.DataFrame:
+    """Report ids only one file has; return the submission rows the solution knows.
+
+    ``unknown_ids`` says how: ``"warn"``, ``"ignore"`` or ``"error"``. Whatever
+    it says, a submission sharing (almost) no id with the solution gets a
+    warning with examples (ids that lost their leading zeros, the wrong file).
+    """
+    if unknown_ids not in ("warn", "ignore", "error"):
+        raise ValueError(f"unknown_ids must be 'warn', 'ignore' or 'error', got {unknown_ids!r}")
     sub_ids = sub.ids.select("user").unique()
     sol_ids = sol.ids.select("user").unique()
     extra = sub_ids.join(sol_ids, on="user", how="anti").sort("user")
-    if extra.height:
-        warnings.warn(
-            f"{sub.name}: {extra.height} id(s) are not in the solution {sol.name} and are "
-            f"ignored, e.g. {extra['user'].head(3).to_list()}",
-            SubmissionWarning,
-            stacklevel=3,
-        )
     absent = population.join(sub_ids, on="user", how="anti").sort("user")
-    if absent.height:
-        warnings.warn(
-            f"{sub.name}: {absent.height} scored id(s) of the solution {sol.name} have no "
-            f"row in the submission and score 0, e.g. {absent['user'].head(3).to_list()}",
-            SubmissionWarning,
-            stacklevel=3,
+    problems = []
+    if extra.height:
+        problems.append(
+            f"{sub.name}: {extra.height} id(s) are not in the solution {sol.name} and are "
+            f"ignored, e.g. {extra['user'].head(3).to_list()}"
         )
+    if absent.height:
+        problems.append(
+            f"{sub.name}: {absent.height} scored id(s) of the solution {sol.name} have no "
+            f"row in the submission and score 0, e.g. {absent['user'].head(3).to_list()}"
+        )
+    overlap = key_overlap(sub_ids, sol_ids, "user", left_name=sub.name, right_name=sol.name)
+    if problems and unknown_ids == "error":
+        raise ValueError("; ".join(problems) + " (unknown_ids='error')")
+    if overlap.poor:
+        warnings.warn(overlap.message, SubmissionWarning, stacklevel=3)
+    if unknown_ids == "warn":
+        for problem in problems:
+            warnings.warn(problem, SubmissionWarning, stacklevel=3)
     rows = sub.rows
     if extra.height:
         # filter on line numbers (integers): cheaper than joining every row on its id
         known = sub.ids.join(sol_ids, on="user", how="semi")[LINENO]
         rows = rows.filter(pl.col(LINENO).is_in(known.implode()))
-    return rows.select("user", "item", "rank")
+    return rows.drop(LINENO)
 
 
 def _typed(table: Table, types: list[str]) -> Table:
-    """OTTO ids are ``<session>_<type>``: add the type, refusing unknown ones."""
+    """OTTO ids are ``<session>_<type>``: add the type to the ids, refusing unknown ones."""
     kind = pl.col("user").str.extract("^.+_(" + "|".join(types) + ")$", 1).alias("type")
     ids = table.ids.with_columns(kind)
     refuse(
-        table.name,
-        table.lines,
+        table.source,
         ids,
         pl.col("type").is_null(),
         f"the id is not '<session>_<type>' with a type in {types}",
     )
-    return Table(table.name, table.lines, ids, table.rows.with_columns(kind))
+    return Table(table.source, ids, table.rows)
 
 
+@overload
 def score_submission(
-    submission: FileSource,
-    solution: FileSource,
+    submission: Submission,
+    solution: Submission,
     metric: str | None = None,
     *,
     preset: str | KagglePreset | None = None,
@@ -359,14 +379,52 @@ def score_submission(
     relevance: str | None = None,
     users: Users | None = None,
     duplicates: Duplicates = "first",
-) -> float:
-    r"""Score a submission file against a solution file, as the leaderboard would.
+    unknown_ids: UnknownIds = "warn",
+    per_user: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def score_submission(
+    submission: Submission,
+    solution: Submission,
+    metric: str | None = None,
+    *,
+    preset: str | KagglePreset | None = None,
+    layout: Layout = "auto",
+    solution_layout: Layout = "auto",
+    relevance: str | None = None,
+    users: Users | None = None,
+    duplicates: Duplicates = "first",
+    unknown_ids: UnknownIds = "warn",
+    per_user: Literal[True],
+) -> pl.DataFrame: ...
+
+
+def score_submission(
+    submission: Submission,
+    solution: Submission,
+    metric: str | None = None,
+    *,
+    preset: str | KagglePreset | None = None,
+    layout: Layout = "auto",
+    solution_layout: Layout = "auto",
+    relevance: str | None = None,
+    users: Users | None = None,
+    duplicates: Duplicates = "first",
+    unknown_ids: UnknownIds = "warn",
+    per_user: bool = False,
+) -> float | pl.DataFrame:
+    r"""Score a submission against a solution, as the leaderboard would.
 
     Parameters
     ----------
     submission, solution
-        The two CSV files (path, bytes or open file). The solution may be wide
-        like the submission or long.
+        CSV files (path, bytes or open file) or frames (Polars eager or lazy,
+        pandas) with the same columns as the files. The solution may be wide
+        like the submission or long; for ``preset="otto"`` it may also be the
+        official ``test_labels`` JSONL (``{"session": 1, "labels": {"clicks":
+        5, "carts": [...], "orders": [...]}}`` per line).
     metric
         A :func:`polars_rankmetrics.evaluate` metric string (``"map@12"``,
         ``"ndcg@5"``, ``"recall@20"``); the files' first two columns are the id
@@ -386,10 +444,22 @@ def score_submission(
         as Santander). An id missing from the submission scores 0 either way.
     duplicates
         Repeated predictions for one id: ``"first"`` or ``"error"``.
+    unknown_ids
+        Ids that only one side has (submission ids the solution lacks are
+        ignored; scored solution ids the submission lacks score 0):
+        ``"warn"`` (default) with their count and examples, ``"ignore"``, or
+        ``"error"`` to refuse the pair. Whatever the choice, a submission that
+        shares (almost) no id with the solution is warned about.
+    per_user
+        ``False`` (default): the score. ``True``: a frame with one row per
+        scored id and its value (``user`` and the metric; for OTTO ``user``,
+        ``type``, ``hits``, ``denominator`` = min(20, \|truth\|) and
+        ``recall``), sorted by ``user``.
 
     Returns
     -------
-    The score (Float64 mean over the users, or the preset's combination).
+    The score (Float64 mean over the users, or the preset's combination), or
+    with ``per_user=True`` the per-id frame.
 
     Warns
     -----
@@ -407,6 +477,16 @@ def score_submission(
     0.375
     >>> score_submission(sub, sol, "map@12", users="solution")  # 03 counts, as Santander
     0.25
+    >>> score_submission(sub, sol, preset="hm", per_user=True)
+    shape: (2, 2)
+    ┌──────┬────────┐
+    │ user ┆ map@12 │
+    │ ---  ┆ ---    │
+    │ str  ┆ f64    │
+    ╞══════╪════════╡
+    │ 01   ┆ 0.25   │
+    │ 02   ┆ 0.5    │
+    └──────┴────────┘
     """
     chosen = _resolve(metric, preset)
     spec = parse_metric(chosen.metric if chosen else str(metric))
@@ -418,18 +498,21 @@ def score_submission(
         layout=chosen.layout if chosen else layout,
         duplicates=duplicates,
     )
-    sol = read_table(
-        solution,
-        what="solution",
-        user=chosen.solution_user if chosen else None,
-        item=chosen.solution_item if chosen else None,
-        layout=solution_layout,
-        duplicates="first",
-        relevance=relevance,
-        relevance_from=chosen.relevance_from if chosen else (),
-    )
+    if chosen is not None and chosen.weights and _is_jsonl(solution):
+        sol = _read_otto_labels(cast("FileSource", solution), [name for name, _ in chosen.weights])
+    else:
+        sol = read_table(
+            solution,
+            what="solution",
+            user=chosen.solution_user if chosen else None,
+            item=chosen.solution_item if chosen else None,
+            layout=solution_layout,
+            duplicates="first",
+            relevance=relevance,
+            relevance_from=chosen.relevance_from if chosen else (),
+        )
     if chosen is not None and chosen.weights:
-        return _score_by_type(sub, sol, chosen, spec.label)
+        return _score_by_type(sub, sol, chosen, spec.label, unknown_ids, per_user=per_user)
     rule = users or (chosen.users if chosen else "with_truth")
     if rule not in ("with_truth", "solution"):
         raise ValueError(f"users must be 'with_truth' or 'solution', got {rule!r}")
@@ -440,8 +523,8 @@ def score_submission(
         population = _relevant(truth).select("user").unique()
     if population.height == 0:
         raise ValueError(f"{sol.name}: no id to average over under users={rule!r}")
-    recs = _warn_unmatched(sub, sol, population)
-    per_user = evaluate(
+    recs = _warn_unmatched(sub, sol, population, unknown_ids)
+    scored = evaluate(
         recs,
         truth,
         spec.label,
@@ -451,10 +534,12 @@ def score_submission(
         denominator=chosen.denominator if chosen else "min_k",
     )
     # users the evaluation leaves out (no relevant item, no prediction) score 0 here
-    scores = population.join(per_user, on="user", how="left").select(
-        pl.col(spec.label).fill_null(0.0).mean()
+    table = population.join(scored, on="user", how="left").select(
+        "user", pl.col(spec.label).fill_null(0.0)
     )
-    return float(scores.item())
+    if per_user:
+        return table.sort("user")
+    return float(table.select(pl.col(spec.label).mean()).item())
 
 
 def _truth(sol: Table) -> pl.DataFrame:
@@ -465,13 +550,124 @@ def _relevant(truth: pl.DataFrame) -> pl.DataFrame:
     return truth.filter(pl.col("rel") > 0) if "rel" in truth.columns else truth
 
 
-def _score_by_type(sub: Table, sol: Table, preset: KagglePreset, label: str) -> float:
+def _score_by_type(
+    sub: Table,
+    sol: Table,
+    preset: KagglePreset,
+    label: str,
+    unknown_ids: UnknownIds,
+    *,
+    per_user: bool,
+) -> float | pl.DataFrame:
     """OTTO: recall pooled over the sessions of each type, then the weighted sum."""
     types = [name for name, _ in preset.weights]
-    sub, sol = _typed(sub, types), _typed(sol, types)
-    truth = sol.rows.select("user", "item", "type")
-    recs = _warn_unmatched(sub, sol, truth.select("user").unique())
-    recs = recs.with_columns(pl.col("user").str.extract("_([^_]+)$", 1).alias("type"))
-    by_type = evaluate(recs, truth, label, by="type")
-    recalls = dict(by_type.select("type", label).iter_rows())
+    sub = _typed(sub, types)
+    if "type" not in sol.ids.columns:
+        sol = _typed(sol, types)
+    truth = sol.rows.select("user", "item")
+    recs = _warn_unmatched(sub, sol, truth.select("user").unique(), unknown_ids)
+    table = _otto_per_user(recs, truth, sol.ids, parse_metric(label).k or 20)
+    if per_user:
+        return table
+    pooled = table.group_by("type").agg(pl.col("hits").sum() / pl.col("denominator").sum())
+    recalls = dict(pooled.iter_rows())
     return float(sum(weight * (recalls.get(name) or 0.0) for name, weight in preset.weights))
+
+
+def _otto_per_user(
+    recs: pl.DataFrame, truth: pl.DataFrame, ids: pl.DataFrame, k: int
+) -> pl.DataFrame:
+    """Hits within the top ``k`` and min(k, |truth|) per session and type.
+
+    Pooled recall@k (OTTO) is sum(hits) / sum(min(k, |truth|)) over the
+    sessions of a type: these two sums, and no mean of per-user ratios. The
+    session id carries the type, so one join on (id, item) finds the hits.
+    """
+    hits = (
+        recs.lazy()
+        .filter(pl.col("rank") <= k)
+        .join(truth.lazy(), on=["user", "item"], how="semi")
+        .group_by("user")
+        .agg(hits=pl.len().cast(pl.UInt32))
+    )
+    sizes = (
+        truth.lazy()
+        .group_by("user")
+        .agg(denominator=pl.min_horizontal(pl.len(), pl.lit(k)).cast(pl.UInt32))
+        .join(ids.lazy().select("user", "type").unique("user"), on="user", how="left")
+    )
+    return (
+        sizes.join(hits, on="user", how="left")
+        .select(
+            "user",
+            "type",
+            pl.col("hits").fill_null(0),
+            "denominator",
+            (pl.col("hits").fill_null(0) / pl.col("denominator")).alias("recall"),
+        )
+        .sort("user")
+        .collect()
+    )
+
+
+def _is_jsonl(source: Submission) -> bool:
+    """Whether a solution is JSON lines (the OTTO labels), from its first non-blank byte."""
+    if isinstance(source, bytes):
+        return source.lstrip()[:1] == b"{"
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+            return True
+        if path.is_file():
+            with path.open("rb") as file:
+                return file.read(256).lstrip()[:1] == b"{"
+    return False
+
+
+def _read_otto_labels(source: FileSource, types: list[str]) -> Table:
+    """The official OTTO ``test_labels`` JSONL as a solution table (ids ``<session>_<type>``)."""
+    name, data = read_bytes(source)
+    try:
+        frame = pl.read_ndjson(data, infer_schema_length=None)
+    except pl.exceptions.PolarsError as error:
+        raise ValueError(f"{name}: cannot be read as JSON lines: {error}") from None
+    if "session" not in frame.columns or "labels" not in frame.columns:
+        raise ValueError(
+            f"{name}: expected OTTO labels, one JSON object per line with 'session' and "
+            f"'labels'; found keys {frame.columns}"
+        )
+    labels = frame.schema["labels"]
+    if not isinstance(labels, pl.Struct):
+        raise ValueError(f"{name}: 'labels' must be an object such as {{\"clicks\": 5}}")
+    frame = frame.with_row_index(LINENO, offset=1).with_columns(pl.col(LINENO).cast(pl.UInt32))
+    fields = {field.name: field.dtype for field in labels.fields}
+    parts = []
+    for kind in types:
+        if kind not in fields:
+            continue
+        value = pl.col("labels").struct.field(kind)
+        # "clicks" holds one item, "carts" and "orders" lists
+        items = value if isinstance(fields[kind], pl.List) else pl.concat_list(value)
+        parts.append(
+            frame.select(
+                LINENO,
+                pl.format("{}_{}", pl.col("session"), pl.lit(kind)).alias("user"),
+                items.list.drop_nulls().cast(pl.List(pl.String)).alias("item"),
+                pl.lit(kind).alias("type"),
+            )
+        )
+    if not parts:
+        raise ValueError(f"{name}: the labels have none of the types {types}")
+    listed = pl.concat(parts)
+    ids = listed.select(LINENO, "user", "type")
+    rows = (
+        listed.explode("item", empty_as_null=False)
+        .drop_nulls("item")
+        .with_columns(pl.lit(1, dtype=pl.UInt32).alias("rank"))
+    )
+
+    def quote(lineno: int) -> str:
+        lines = data.split(b"\n", lineno)
+        return lines[lineno - 1].decode("utf-8", "replace") if lineno <= len(lines) else ""
+
+    return Table(Source(name, quote), ids, rows.unique(["user", "item"], keep="first"))

@@ -1,14 +1,22 @@
-"""The ``.rank`` namespace on Polars ``DataFrame`` and ``LazyFrame``.
+"""The ``.rank`` namespace on Polars ``DataFrame`` and ``LazyFrame``, and its typed twin.
 
 Each method is a one-line forward to the function of the same name, with the
-same parameters; the functions carry the documentation. Type checkers cannot
-see runtime-registered namespaces, so typed code should call the functions.
+same parameters; the functions carry the documentation.
+
+Type checkers cannot see namespaces registered at run time: for mypy and
+pyright ``df.rank`` is an unknown attribute of ``pl.DataFrame`` (mypy:
+``"DataFrame" has no attribute "rank"  [attr-defined]``). Typed code writes
+``rank(df).evaluate(...)`` instead: :func:`rank` returns the very same
+namespace object, typed, so that ``rank(df).evaluate(...)`` is a
+``pl.DataFrame`` and ``rank(lf).evaluate(...)`` a ``pl.LazyFrame`` for the
+checker, with every parameter checked. The plain functions
+(:func:`polars_rankmetrics.evaluate`, ...) type-check as well.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import polars as pl
 
@@ -20,7 +28,7 @@ from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
 from polars_rankmetrics.conventions import Conventions as _Conventions
 
-__all__ = ["RankFrameNamespace", "RankLazyFrameNamespace"]
+__all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -175,3 +183,44 @@ class RankFrameNamespace(_RankNamespace[pl.DataFrame]):
 @pl.api.register_lazyframe_namespace("rank")
 class RankLazyFrameNamespace(_RankNamespace[pl.LazyFrame]):
     """``LazyFrame.rank``: the same methods as ``DataFrame.rank``; results stay lazy."""
+
+
+@overload
+def rank(frame: pl.DataFrame) -> RankFrameNamespace: ...
+
+
+@overload
+def rank(frame: pl.LazyFrame) -> RankLazyFrameNamespace: ...
+
+
+def rank(frame: pl.DataFrame | pl.LazyFrame) -> RankFrameNamespace | RankLazyFrameNamespace:
+    """``frame.rank``, typed: what type checkers see of the run-time namespace.
+
+    ``rank(df).evaluate(truth, ["map@12"])`` does exactly what
+    ``df.rank.evaluate(truth, ["map@12"])`` does; mypy and pyright know the
+    methods, their parameters and that they return the kind of frame given.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import rank
+    >>> recs = pl.DataFrame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
+    >>> truth = pl.DataFrame({"user": [1], "item": ["b"]})
+    >>> rank(recs).evaluate(truth, ["mrr"])
+    shape: (1, 1)
+    ┌─────┐
+    │ mrr │
+    │ --- │
+    │ f64 │
+    ╞═════╡
+    │ 0.5 │
+    └─────┘
+    """
+    if isinstance(frame, pl.LazyFrame):
+        return RankLazyFrameNamespace(frame)
+    if isinstance(frame, pl.DataFrame):
+        return RankFrameNamespace(frame)
+    raise TypeError(
+        f"rank() takes a Polars DataFrame or LazyFrame, got {type(frame).__name__}; "
+        "for pandas use polars_rankmetrics.pandas.evaluate(...)"
+    )

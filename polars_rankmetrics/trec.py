@@ -33,7 +33,8 @@ from polars_rankmetrics._textfiles import (
     check_no_whitespace,
     fail_on,
     file_error,
-    read_lines,
+    lines_of,
+    read_bytes,
     require_frame_columns,
 )
 from polars_rankmetrics._trec_eval import (
@@ -60,38 +61,95 @@ Duplicates = Literal["error", "first"]
 
 
 def _fields(
-    name: str, lines: pl.DataFrame, n_fields: int, layout: str, *, extra: bool = False
-) -> pl.DataFrame:
-    """Split non-blank lines on whitespace runs; refuse lines with the wrong field count.
+    source: FileSource, n_fields: int, layout: str, *, extra: bool = False
+) -> tuple[str, pl.DataFrame]:
+    """Read ``source`` into :data:`LINENO` and ``__f0`` .. ``__f{n-1}`` (String) per non-blank line.
 
-    With ``extra``, text after the last field is allowed (and ignored).
+    With ``extra``, text after the last field is allowed (and ignored). Lines
+    with the wrong field count are refused with their number.
     """
-    # literal splits and a filter are several times faster than a regex split on \s+
-    words = (
-        pl.col(LINE)
-        .str.replace_all("\t", " ", literal=True)
-        .str.split(" ")
-        .list.eval(pl.element().filter(pl.element() != ""))
+    name, data = read_bytes(source)
+    fields = [f"__f{i}" for i in range(n_fields)]
+    if not data.strip():
+        return name, pl.DataFrame(schema={LINENO: pl.UInt32, **dict.fromkeys(fields, pl.String)})
+    fast = _split_on_single_spaces(data, fields)
+    if fast is not None:
+        return name, fast
+    # tabs, runs of spaces, extra or missing fields, bad UTF-8: the general path, which
+    # also finds the line to quote
+    lines = lines_of(name, data)
+    words = pl.col(LINE).str.replace_all(r"\s+", " ").str.strip_chars(" ")
+    split = lines.with_columns(__words=words).filter(pl.col("__words") != "")
+    parts = pl.col("__words").str.splitn(" ", n_fields + 1)
+    split = split.with_columns(
+        *[parts.struct.field(f"field_{i}").alias(field) for i, field in enumerate(fields)],
+        __rest=parts.struct.field(f"field_{n_fields}"),
     )
-    split = lines.with_columns(__fields=words).filter(pl.col("__fields").list.len() > 0)
-    count = pl.col("__fields").list.len()
+    too_few = pl.col(fields[-1]).is_null()
     fail_on(
         split,
-        count < n_fields if extra else count != n_fields,
+        too_few if extra else too_few | pl.col("__rest").is_not_null(),
         name=name,
         problem=f"expected {'at least ' if extra else ''}{n_fields} whitespace-separated "
         f"fields ({layout})",
     )
-    return split
+    return name, split.drop("__words", "__rest")
+
+
+def _split_on_single_spaces(data: bytes, fields: list[str]) -> pl.DataFrame | None:
+    """Polars' CSV reader on a file of single-space-separated fields; None if it is not one.
+
+    The usual TREC file parses here in about the memory of the file itself;
+    anything else (None) goes the general way.
+    """
+    try:
+        frame = pl.read_csv(
+            data,
+            has_header=False,
+            separator=" ",
+            quote_char=None,
+            schema=dict.fromkeys(fields, pl.String),
+            row_index_name=LINENO,
+            row_index_offset=1,
+        )
+    except pl.exceptions.PolarsError:
+        return None
+    # blank lines read as all-null rows (which keeps the line numbers); an empty field
+    # (two spaces) or a missing one reads as null
+    blank = pl.all_horizontal(pl.col(fields).is_null())
+    frame = frame.filter(~blank)
+    if frame.select(pl.any_horizontal(pl.col(fields).is_null()).any()).item():
+        return None
+    return frame.with_columns(pl.col(LINENO).cast(pl.UInt32))
+
+
+def _quoted(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the :data:`LINE` column errors quote (rebuilt from the fields if absent)."""
+    if LINE in frame.columns:
+        return frame
+    return frame.with_columns(pl.concat_str(pl.col("^__f\\d+$"), separator=" ").alias(LINE))
+
+
+def _fail(frame: pl.DataFrame, bad: pl.Expr, *, name: str, problem: str) -> None:
+    offending = frame.filter(bad.fill_null(value=True))
+    if offending.height:
+        fail_on(_quoted(offending), pl.lit(value=True), name=name, problem=problem)
+
+
+def _all_distinct(frame: pl.DataFrame, keys: list[str]) -> bool:
+    """Whether no two rows share ``keys``; hashes first (a fraction of the memory of the keys)."""
+    hashes = frame.select(pl.struct(keys).hash().n_unique()).item()
+    # distinct hashes prove distinct rows; equal hashes may be a collision: look again
+    return bool(hashes == frame.height or frame.select(keys).n_unique() == frame.height)
 
 
 def _check_duplicates(frame: pl.DataFrame, keys: list[str], *, name: str, what: str) -> None:
-    if frame.select(keys).n_unique() == frame.height:
+    if _all_distinct(frame, keys):
         return
     first = pl.col(LINENO).min().over(keys)
     repeats = frame.with_columns(__first=first).filter(pl.col(LINENO) != pl.col("__first"))
     if repeats.height:
-        row = repeats.row(0, named=True)
+        row = _quoted(repeats.head(1)).row(0, named=True)
         raise file_error(
             name,
             row[LINENO],
@@ -152,23 +210,18 @@ def read_trec_run(
     """
     _check_choice(ranks, ("score", "file"), "ranks")
     _check_choice(duplicates, ("error", "first"), "duplicates")
-    name, lines = read_lines(source)
     # trec_eval ignores text after the sixth field ("reserved for future expansion")
-    split = _fields(name, lines, 6, "qid Q0 docno rank score tag", extra=True)
-    parts = pl.col("__fields").list
-    frame = split.select(
-        LINENO,
-        LINE,
-        parts.get(0).alias("user"),
-        parts.get(2).alias("item"),
-        parts.get(3).alias("__rank_text"),
-        parts.get(4).alias("__score_text"),
-        parts.get(5).alias("tag"),
-    ).with_columns(
-        pl.col("__score_text").cast(pl.Float64, strict=False).alias("score"),
-        pl.col("__rank_text").str.to_integer(strict=False).alias("__file_rank"),
+    name, split = _fields(source, 6, "qid Q0 docno rank score tag", extra=True)
+    # aliases share the fields' memory; the __f columns stay to quote a refused line
+    frame = split.with_columns(
+        pl.col("__f0").alias("user"),
+        pl.col("__f2").alias("item"),
+        pl.col("__f5").alias("tag"),
+        pl.col("__f4").cast(pl.Float64, strict=False).alias("score"),
+        pl.col("__f3").str.to_integer(strict=False).alias("__file_rank"),
     )
-    fail_on(
+    del split
+    _fail(
         frame,
         pl.col("score").is_null() | pl.col("score").is_nan(),
         name=name,
@@ -176,10 +229,10 @@ def read_trec_run(
     )
     if duplicates == "error":
         _check_duplicates(frame, ["user", "item"], name=name, what="the same docno for this qid")
-    elif frame.select("user", "item").n_unique() < frame.height:
+    elif not _all_distinct(frame, ["user", "item"]):
         frame = frame.filter(pl.col(LINENO) == pl.col(LINENO).min().over("user", "item"))
     if ranks == "file":
-        fail_on(
+        _fail(
             frame,
             pl.col("__file_rank") < 1,
             name=name,
@@ -187,10 +240,16 @@ def read_trec_run(
         )
         _check_duplicates(frame, ["user", "__file_rank"], name=name, what="the same rank")
         frame = frame.with_columns(pl.col("__file_rank").cast(pl.UInt32).alias("rank"))
-    else:
-        # trec_eval ignores the rank column: score descending, then docno descending
-        frame = positions(frame, score="score", ties="item_desc")
-    return frame.select("user", "item", "rank", "score", "tag").sort("user", "rank")
+        return frame.select("user", "item", "rank", "score", "tag").sort("user", "rank")
+    # trec_eval ignores the rank column: score descending, then docno descending (strcmp);
+    # one sort gives both the ranks and the output order
+    frame = frame.select("user", "item", "score", "tag").sort(
+        ["user", "score", "item"], descending=[False, True, True]
+    )
+    index = pl.int_range(pl.len(), dtype=pl.UInt32)
+    starts = (pl.col("user") != pl.col("user").shift(1)).fill_null(value=True)
+    rank = index - pl.when(starts).then(index).forward_fill() + 1
+    return frame.select("user", "item", rank.alias("rank"), "score", "tag")
 
 
 def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> pl.DataFrame:
@@ -231,17 +290,14 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
     └──────┴──────┴─────┘
     """
     _check_choice(duplicates, ("error", "first"), "duplicates")
-    name, lines = read_lines(source)
-    split = _fields(name, lines, 4, "qid iter docno rel")
-    parts = pl.col("__fields").list
-    frame = split.select(
-        LINENO,
-        LINE,
-        parts.get(0).alias("user"),
-        parts.get(2).alias("item"),
-        parts.get(3).str.to_integer(strict=False).alias("rel"),
+    name, split = _fields(source, 4, "qid iter docno rel")
+    frame = split.with_columns(
+        pl.col("__f0").alias("user"),
+        pl.col("__f2").alias("item"),
+        pl.col("__f3").str.to_integer(strict=False).alias("rel"),
     )
-    fail_on(
+    del split
+    _fail(
         frame,
         pl.col("rel").is_null(),
         name=name,
@@ -249,7 +305,7 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
     )
     if duplicates == "error":
         _check_duplicates(frame, ["user", "item"], name=name, what="the same docno for this qid")
-    elif frame.select("user", "item").n_unique() < frame.height:
+    elif not _all_distinct(frame, ["user", "item"]):
         frame = frame.filter(pl.col(LINENO) == pl.col(LINENO).min().over("user", "item"))
     return frame.select("user", "item", "rel")
 

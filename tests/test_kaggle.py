@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import polars_rankmetrics as prm
 from polars_rankmetrics import cli
 from polars_rankmetrics.kaggle import (
     PRESETS,
@@ -20,6 +21,7 @@ from polars_rankmetrics.kaggle import (
     read_submission,
     score_submission,
 )
+from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
 
 
 def csv(*lines: str) -> bytes:
@@ -115,7 +117,7 @@ def test_solution_wide_and_long_with_relevance() -> None:
         (
             csv("id,items", "u1,A", "u2,A B,C"),
             {},
-            r"line 3: expected 2 comma-separated fields like the header 'id,items' .*: 'u2,A B,C'",
+            r"line 3: expected 2 comma-separated fields like the header 'id,items': 'u2,A B,C'",
         ),
         (csv("id,items", "u1,A", ",B"), {}, r"line 3: empty submission id: ',B'"),
         (
@@ -341,5 +343,203 @@ def test_cli_kaggle_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert err.startswith("rankmetrics kaggle: error: ")
     assert "submission.csv, line 3: expected 2 comma-separated fields" in err
-    with pytest.raises(SystemExit):
-        cli.main(["kaggle", str(sub), str(sub)])  # --metric or --preset is required
+    assert cli.main(["kaggle", str(sub), str(sub)]) == 2  # --metric or --preset is required
+    assert "one of the arguments --metric --preset is required" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- quoting, line endings
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (b'id,items\n"00123","0002 0001"\n', [("00123", "0002", 1), ("00123", "0001", 2)]),
+        (b'id,items\n"a,b","x"\n', [("a,b", "x", 1)]),  # a quoted comma is part of the id
+        (b'id,items\n"say ""hi""",x\n', [('say "hi"', "x", 1)]),  # "" is a quote
+        (b"id,items\n  u1 ,A  B\n", [("u1", "A", 1), ("u1", "B", 2)]),
+    ],
+)
+def test_csv_quoting_as_the_standard_says(
+    text: bytes, expected: list[tuple[str, str, int]]
+) -> None:
+    assert read_submission(text).rows() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b'customer_id,prediction\n00123,"0002 0001\n', r"<bytes>, line 2: malformed CSV quoting"),
+        (b'id,items\n1,A\n00123,"0002 0001\n5,B\n', r"line 3: "),
+    ],
+)
+def test_an_unterminated_quote_is_refused_with_its_line(text: bytes, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_submission(text)
+
+
+def test_an_unterminated_quote_never_scores() -> None:
+    # once, the quote stayed inside the item id and this scored 0.5 instead of refusing
+    with pytest.raises(ValueError, match="line 2"):
+        score_submission(
+            b'customer_id,prediction\n00123,"0002 0001\n',
+            b"customer_id,prediction\n00123,0002 0001\n",
+            "map@12",
+        )
+
+
+ENDINGS = {"lf": b"\n", "crlf": b"\r\n", "cr": b"\r"}
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+@pytest.mark.parametrize("reader", ["submission", "solution", "trec_run", "trec_qrels"])
+def test_every_line_ending_reads_the_same(ending: str, reader: str) -> None:
+    lines = {
+        "submission": [b"id,items", b"u1,A B", b"u2,C"],
+        "solution": [b"id,items", b"u1,A", b"u2,C D"],
+        "trec_run": [b"q1 Q0 d1 1 0.9 r", b"q1 Q0 d2 2 0.8 r", b"q2 Q0 d1 1 0.5 r"],
+        "trec_qrels": [b"q1 0 d1 1", b"q1 0 d2 0", b"q2 0 d1 2"],
+    }[reader]
+    function = {
+        "submission": read_submission,
+        "solution": read_solution,
+        "trec_run": read_trec_run,
+        "trec_qrels": read_trec_qrels,
+    }[reader]
+    expected = function(b"\n".join(lines) + b"\n")
+    assert expected.height == 3
+    got = function(ENDINGS[ending].join(lines) + ENDINGS[ending])
+    assert_frame_equal(got, expected)
+    # and without a final line ending
+    assert_frame_equal(function(ENDINGS[ending].join(lines)), expected)
+
+
+# ---------------------------------------------------------------- frames, per user, unknown ids
+
+
+def _frames(kind: str) -> tuple[object, object]:
+    sub = pl.read_csv(HM_SUBMISSION, infer_schema=False)
+    sol = pl.read_csv(HM_SOLUTION, infer_schema=False)
+    if kind == "lazy":
+        return sub.lazy(), sol.lazy()
+    if kind == "pandas":
+        pytest.importorskip("pandas")
+        pytest.importorskip("pyarrow")
+        return sub.to_pandas(), sol.to_pandas()
+    return sub, sol
+
+
+@pytest.mark.parametrize("kind", ["eager", "lazy", "pandas"])
+def test_frames_score_like_their_files(kind: str) -> None:
+    sub, sol = _frames(kind)
+    with pytest.warns(SubmissionWarning):
+        from_files = score_submission(HM_SUBMISSION, HM_SOLUTION, preset="hm")
+    with pytest.warns(SubmissionWarning, match="<submission frame>"):
+        from_frames = score_submission(sub, sol, preset="hm")
+    assert from_frames == from_files == 0.375
+
+
+def test_a_frame_problem_names_the_row() -> None:
+    sub = pl.DataFrame({"customer_id": ["c1", ""], "prediction": ["A", "B"]})
+    with pytest.raises(ValueError, match=r"<submission frame>, row 2: empty submission id: ',B'"):
+        score_submission(sub, HM_SOLUTION, preset="hm")
+
+
+def test_something_else_is_a_clear_type_error() -> None:
+    with pytest.raises(TypeError, match="submission must be a path, bytes, an open file, or a"):
+        score_submission(42, HM_SOLUTION, preset="hm")
+
+
+def test_per_user_breakdown_averages_to_the_score() -> None:
+    with pytest.warns(SubmissionWarning):
+        table = score_submission(HM_SUBMISSION, HM_SOLUTION, preset="hm", per_user=True)
+    # c1: 0.5, c2: 0 (empty prediction), c4: 1, c5: 0 (absent); c3 bought nothing
+    assert table.rows() == [("c1", 0.5), ("c2", 0.0), ("c4", 1.0), ("c5", 0.0)]
+    assert table["map@12"].mean() == 0.375
+
+
+def test_otto_per_user_pools_to_the_score_and_matches_evaluate() -> None:
+    with pytest.warns(SubmissionWarning):
+        score = score_submission(OTTO_SUBMISSION, OTTO_SOLUTION, preset="otto")
+    with pytest.warns(SubmissionWarning):
+        table = score_submission(OTTO_SUBMISSION, OTTO_SOLUTION, preset="otto", per_user=True)
+    assert table.columns == ["user", "type", "hits", "denominator", "recall"]
+    pooled = table.group_by("type").agg(pl.col("hits").sum() / pl.col("denominator").sum())
+    weights = dict(PRESETS["otto"].weights)
+    assert sum(weights[t] * r for t, r in pooled.iter_rows()) == pytest.approx(score)
+    # the package's own pooled recall, per type, is the oracle for the sums
+    recs = read_submission(OTTO_SUBMISSION).with_columns(
+        type=pl.col("user").str.split("_").list.last()
+    )
+    truth = read_solution(OTTO_SOLUTION).with_columns(
+        type=pl.col("user").str.split("_").list.last()
+    )
+    oracle = prm.evaluate(recs, truth, "pooled_recall@20", by="type")
+    assert dict(oracle.iter_rows()) == pytest.approx(dict(pooled.iter_rows()))
+
+
+@pytest.mark.parametrize("choice", ["warn", "ignore", "error"])
+def test_unknown_ids_warn_ignore_or_error(choice: str, recwarn: pytest.WarningsRecorder) -> None:
+    if choice == "error":
+        with pytest.raises(ValueError, match=r"1 scored id\(s\) .* \(unknown_ids='error'\)"):
+            score_submission(HM_SUBMISSION, HM_SOLUTION, preset="hm", unknown_ids="error")
+        return
+    score = score_submission(HM_SUBMISSION, HM_SOLUTION, preset="hm", unknown_ids=choice)  # type: ignore[arg-type]
+    assert score == 0.375
+    assert len(recwarn) == (1 if choice == "warn" else 0)
+
+
+@pytest.mark.parametrize("choice", ["warn", "ignore", "error"])
+def test_cli_unknown_ids(choice: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "sub.csv").write_bytes(HM_SUBMISSION)
+    (tmp_path / "sol.csv").write_bytes(HM_SOLUTION)
+    argv = ["kaggle", str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "--preset", "hm",
+            "--unknown-ids", choice]  # fmt: skip
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    if choice == "error":
+        assert status == 2
+        assert "(--unknown-ids error)" in err
+    else:
+        assert status == 0
+        assert ("warning" in err) == (choice == "warn")
+
+
+def test_cli_kaggle_per_user(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "sub.csv").write_bytes(HM_SUBMISSION)
+    (tmp_path / "sol.csv").write_bytes(HM_SOLUTION)
+    out = tmp_path / "per_user.parquet"
+    argv = ["kaggle", str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "--preset", "hm",
+            "--per-user", str(out)]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out == "0.375000\n"
+    assert pl.read_parquet(out)["map@12"].to_list() == [0.5, 0.0, 1.0, 0.0]
+
+
+# ---------------------------------------------------------------- OTTO labels as JSONL
+
+
+def _otto_jsonl() -> bytes:
+    # the same truth as OTTO_SOLUTION, in the official test_labels format
+    return (
+        b'{"session": 1, "labels": {"clicks": 10, "carts": [20, 21], "orders": [20]}}\n'
+        b'{"session": 2, "labels": {"clicks": 30, "orders": [40, 41, 42]}}\n'
+        b'{"session": 3, "labels": {"clicks": 50}}\n'
+    )
+
+
+def test_otto_labels_jsonl_scores_like_the_csv(tmp_path: Path) -> None:
+    path = tmp_path / "test_labels.jsonl"
+    path.write_bytes(_otto_jsonl())
+    with pytest.warns(SubmissionWarning):
+        from_csv = score_submission(OTTO_SUBMISSION, OTTO_SOLUTION, preset="otto")
+    with pytest.warns(SubmissionWarning):
+        from_jsonl = score_submission(OTTO_SUBMISSION, path, preset="otto")
+    with pytest.warns(SubmissionWarning):
+        from_bytes = score_submission(OTTO_SUBMISSION, _otto_jsonl(), preset="otto")
+    assert from_jsonl == pytest.approx(from_csv)
+    assert from_bytes == pytest.approx(from_csv)
+
+
+def test_otto_labels_jsonl_refuses_other_json() -> None:
+    with pytest.raises(ValueError, match="expected OTTO labels"):
+        score_submission(OTTO_SUBMISSION, b'{"id": 1}\n', preset="otto")

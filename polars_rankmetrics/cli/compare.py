@@ -12,8 +12,8 @@ Two ways in:
 
 It prints :func:`polars_rankmetrics.report` of :func:`polars_rankmetrics.compare`
 (Markdown by default; ``--format latex``, ``html``, or the comparison frame
-itself as ``csv`` or ``json``). ``add_parser`` registers it; ``run`` returns
-the exit status (2 with one message on stderr for input it refuses).
+itself as ``csv`` or ``json``). Files are read with the id rule of every
+command (:func:`polars_rankmetrics.cli._common.read_frame`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,25 @@ import polars as pl
 
 from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.analysis.report import report
+from polars_rankmetrics.cli._common import (
+    add_api_options,
+    api_options,
+    check_input,
+    ids_as_text,
+    progress,
+    read_frame,
+    warn_if_few_ids_match,
+)
+from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
+from polars_rankmetrics.evaluate import evaluate
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add", "run"]
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``compare`` to the ``rankmetrics`` sub-commands."""
-    command = subparsers.add_parser(
+def add(subparsers: Any) -> argparse.ArgumentParser:
+    """Declare ``rankmetrics compare``."""
+    command: argparse.ArgumentParser = subparsers.add_parser(
         "compare",
         help="compare systems: means with intervals, paired tests, a report",
         description="Compare several systems on the same truth: each system's mean with its "
@@ -66,14 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
     command.add_argument("--score", help="derive ranks from this score column")
     command.add_argument("--relevance", help="graded relevance column of the truth")
-    command.add_argument("--relevance-level", type=float, help="minimum grade counted relevant")
-    command.add_argument("--denominator", choices=["min_k", "relevant", "hits"])
-    command.add_argument("--gain", choices=["linear", "exponential"])
-    command.add_argument("--users-without-recs", choices=["zero", "exclude"])
-    command.add_argument("--users-without-truth", choices=["exclude", "judged", "zero"])
-    command.add_argument(
-        "--conventions", choices=["default", "trec"], help="default: trec with --trec"
-    )
+    add_api_options(command, evaluate, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
         default="markdown",
@@ -81,23 +85,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="report format (markdown); csv and json print the comparison frame",
     )
     command.add_argument("--digits", type=int, default=3, help="decimals in the report (3)")
-    command.set_defaults(func=run)
-
-
-def _scan(path: str, *, keys: list[str]) -> pl.LazyFrame:
-    file = Path(path)
-    if not file.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    suffix = file.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        return pl.scan_parquet(file)
-    if suffix in (".csv", ".tsv", ".txt"):
-        separator = "\t" if suffix == ".tsv" else ","
-        header = pl.scan_csv(file, separator=separator, n_rows=0).collect_schema()
-        # ids as text: leading zeros matter, and both files then compare as text
-        overrides = {name: pl.String for name in keys if name in header}
-        return pl.scan_csv(file, separator=separator, schema_overrides=overrides)
-    raise ValueError(f"cannot read {path}: use a .parquet or .csv file (or --trec)")
+    command.add_argument("--progress", action="store_true", help="report progress on stderr")
+    command.set_defaults(handler=run, command_parser=command)
+    return command
 
 
 def _trec_inputs(files: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -109,8 +99,7 @@ def _trec_inputs(files: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
             f"--trec needs a qrels file and at least two runs, got {len(files)} file(s)"
         )
     for path in files:
-        if not Path(path).exists():
-            raise FileNotFoundError(f"no such file: {path}")
+        check_input(path)
     qrels = read_trec_qrels(files[0])
     runs = [read_trec_run(path) for path in files[1:]]
     tags = [run.get_column("tag").unique().to_list() for run in runs]
@@ -141,19 +130,19 @@ def run(args: argparse.Namespace) -> int:
         "alpha": args.alpha,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
-        "relevance_level": args.relevance_level,
-        "denominator": args.denominator,
-        "gain": args.gain,
-        "users_without_recs": args.users_without_recs,
-        "users_without_truth": args.users_without_truth,
+        **api_options(args, CONVENTIONS),
     }
+    # TREC runs are compared under trec_eval's conventions unless told otherwise
+    preset = cast(
+        "Preset", options.pop("conventions", None) or ("trec" if args.trec else "default")
+    )
     recs: pl.DataFrame | pl.LazyFrame
     truth: pl.DataFrame | pl.LazyFrame
     if args.trec:
         recs, truth = _trec_inputs(args.files)
         result = compare(
             recs, truth, args.metrics, system="model", relevance="rel",
-            conventions=cast("Preset", args.conventions or "trec"), **options,
+            conventions=preset, **options,
         )  # fmt: skip
     else:
         if len(args.files) != 2:
@@ -161,20 +150,25 @@ def run(args: argparse.Namespace) -> int:
                 f"compare takes RECS TRUTH (two files), got {len(args.files)}; "
                 "for TREC runs add --trec: QRELS RUN [RUN ...]"
             )
+        for path in args.files:
+            check_input(path)
         keys = [args.user, args.item, *args.by]
-        recs = _scan(args.files[0], keys=keys)
-        truth = _scan(args.files[1], keys=keys)
-        if any(Path(path).suffix.lower() not in (".parquet", ".pq") for path in args.files):
-            recs, truth = (_ids_as_text(frame, keys) for frame in (recs, truth))
+        progress(args, "compare", f"reading {args.files[0]}")
+        recs = read_frame(args.files[0], text_columns=keys)
+        progress(args, "compare", f"reading {args.files[1]}")
+        truth = read_frame(args.files[1], text_columns=keys)
+        # one id rule whatever the formats (see ids_as_text); the system column is a label
+        shared = [key for key in keys if key in recs.columns and key in truth.columns]
+        recs = ids_as_text(recs, shared, name=args.files[0])
+        truth = ids_as_text(truth, shared, name=args.files[1])
+        ids = [key for key in (args.user, args.item) if key in shared]
+        warn_if_few_ids_match(
+            "compare", recs, truth, ids, left_name=args.files[0], right_name=args.files[1]
+        )
         result = compare(
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
-            conventions=cast("Preset", args.conventions or "default"), **options,
-        ).collect()  # fmt: skip
+            conventions=preset, **options,
+        )  # fmt: skip
     print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
     return 0
-
-
-def _ids_as_text(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    present = [name for name in keys if name in frame.collect_schema()]
-    return frame.with_columns(pl.col(present).cast(pl.String))

@@ -1,0 +1,176 @@
+"""Memory and time of the file readers: TREC runs and qrels, Kaggle submissions, OTTO.
+
+    python benchmarks/readers.py [--scale 1.0] [--dir /tmp/rankmetrics-readers] [--only NAME]
+
+Generates each file once (kept in ``--dir``), then reads it in a fresh child
+process and reports the file size, the peak resident memory the read added
+(peak RSS minus the RSS after the imports, from ``getrusage``) as a multiple
+of the file size, and the wall time. ``otto`` times the whole
+``score_submission(..., preset="otto")`` on a submission of 300k sessions x 3
+types x 20 labels (18M exploded rows) at scale 1.
+
+Scale 1 writes about 230 MB of files and runs in about a minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _trec_run(path: Path, lines: int) -> None:
+    n_queries = max(1, lines // 1000)
+    frame = pl.select(i=pl.int_range(lines)).select(
+        qid=pl.format("q{}", pl.col("i") // 1000 % n_queries),
+        q0=pl.lit("Q0"),
+        docno=pl.format("doc{}", pl.col("i") * 7919 % 5_000_000),
+        rank=(pl.col("i") % 1000 + 1).cast(pl.String),
+        score=(1000.0 - pl.col("i") % 1000 + 0.123).cast(pl.String),
+        tag=pl.lit("bm25"),
+    )
+    frame.write_csv(path, separator=" ", include_header=False, quote_style="never")
+
+
+def _trec_qrels(path: Path, lines: int) -> None:
+    frame = pl.select(i=pl.int_range(lines)).select(
+        qid=pl.format("q{}", pl.col("i") // 100),
+        iteration=pl.lit("0"),
+        docno=pl.format("doc{}", pl.col("i") * 7919 % 5_000_000),
+        rel=(pl.col("i") % 3).cast(pl.String),
+    )
+    frame.write_csv(path, separator=" ", include_header=False, quote_style="never")
+
+
+def _kaggle_wide(path: Path, users: int) -> None:
+    frame = pl.select(u=pl.int_range(users)).select(
+        customer_id=pl.format("{}", pl.col("u").cast(pl.String).str.zfill(16)),
+        prediction=pl.int_ranges(pl.col("u") % 5, pl.col("u") % 5 + 12)
+        .list.eval(pl.element().cast(pl.String).str.zfill(10))
+        .list.join(" "),
+    )
+    frame.write_csv(path)
+
+
+def _otto(directory: Path, sessions: int) -> tuple[Path, Path]:
+    types = pl.DataFrame({"t": ["clicks", "carts", "orders"]})
+    base = pl.select(s=pl.int_range(sessions)).join(types, how="cross")
+    sub = base.select(
+        session_type=pl.format("{}_{}", pl.col("s"), pl.col("t")),
+        labels=pl.int_ranges(pl.col("s") % 97, pl.col("s") % 97 + 20)
+        .list.eval((pl.element() * 7919 % 1_800_000).cast(pl.String))
+        .list.join(" "),
+    )
+    sol = base.select(
+        session_type=pl.format("{}_{}", pl.col("s"), pl.col("t")),
+        labels=pl.int_ranges(pl.col("s") % 97 + 15, pl.col("s") % 97 + 25)
+        .list.eval((pl.element() * 7919 % 1_800_000).cast(pl.String))
+        .list.join(" "),
+    )
+    sub_path, sol_path = directory / "otto_submission.csv", directory / "otto_solution.csv"
+    sub.write_csv(sub_path)
+    sol.write_csv(sol_path)
+    return sub_path, sol_path
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys, time
+    import polars_rankmetrics.kaggle as kaggle
+    import polars_rankmetrics.trec as trec
+    def rss_kib():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    base = rss_kib()
+    kind, paths = sys.argv[1], sys.argv[2:]
+    start = time.perf_counter()
+    if kind == "trec_run":
+        rows = trec.read_trec_run(paths[0]).height
+    elif kind == "trec_qrels":
+        rows = trec.read_trec_qrels(paths[0]).height
+    elif kind == "kaggle_wide":
+        rows = kaggle.read_submission(paths[0]).height
+    else:
+        rows = kaggle.score_submission(paths[0], paths[1], preset="otto")
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rows": rows, "seconds": seconds, "added_mib": (peak - base) / 1024}))
+    """
+)
+
+
+def _measure(kind: str, paths: list[Path], root: Path) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", CHILD, kind, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        cwd="/",  # python -c puts the working directory first on sys.path
+    )
+    if done.returncode:
+        raise SystemExit(f"{kind} failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/rankmetrics-readers"))
+    parser.add_argument("--only", help="one of trec_run, trec_qrels, kaggle_wide, otto")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also measure the package at this path (e.g. a git worktree of an older commit), "
+        "interleaved with this one",
+    )
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    suffix = f"{args.scale:g}"
+    files: dict[str, list[Path]] = {}
+    specs = {
+        "trec_run": (_trec_run, int(1_500_000 * args.scale)),
+        "trec_qrels": (_trec_qrels, int(1_500_000 * args.scale)),
+        "kaggle_wide": (_kaggle_wide, int(1_000_000 * args.scale)),
+    }
+    for name, (make, size) in specs.items():
+        path = args.dir / f"{name}_{suffix}.txt"
+        if not path.exists():
+            make(path, size)
+        files[name] = [path]
+    otto_dir = args.dir / f"otto_{suffix}"
+    otto_dir.mkdir(exist_ok=True)
+    if not (otto_dir / "otto_solution.csv").exists():
+        _otto(otto_dir, int(300_000 * args.scale))
+    files["otto"] = [otto_dir / "otto_submission.csv", otto_dir / "otto_solution.csv"]
+    roots = [("after", ROOT)] + ([("before", args.before)] if args.before else [])
+    print(
+        "| reader | code | file MB | rows (or score) | added peak RSS MiB | x file size | seconds |"
+    )
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for name, paths in files.items():
+        if args.only and name != args.only:
+            continue
+        size = sum(path.stat().st_size for path in paths) / 2**20
+        for label, root in roots:
+            got = _measure(name, paths, root)
+            rows = got["rows"]
+            shown = f"{rows:,}" if isinstance(rows, int) else f"{rows:.6f}"
+            print(
+                f"| {name} | {label} | {size:.1f} | {shown} | {got['added_mib']:.0f} | "
+                f"{got['added_mib'] / size:.1f} | {got['seconds']:.2f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

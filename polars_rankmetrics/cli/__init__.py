@@ -1,0 +1,72 @@
+"""The ``rankmetrics`` command line: ``demo``, ``evaluate``, ``kaggle``, ``trec``, ``compare``.
+
+Each command is one module of this package with two functions:
+``add(subparsers)`` declares its parser (and sets ``run`` as the default of
+``args.handler``) and ``run(args)`` does the work, returning the exit status.
+Adding a command is one module plus one entry in :data:`COMMANDS`.
+
+:func:`main` handles what every command shares: a refusal (bad file, bad
+option, bad data) is one line on stderr, ``rankmetrics CMD: error: ...``, with
+exit status 2 and never a traceback; library advice such as
+``duplicates='first'`` is rewritten as the command's option
+(``--duplicates first``); warnings are printed as one line each.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+
+from polars.exceptions import PolarsError
+
+from polars_rankmetrics.cli import compare, demo, evaluate, kaggle, trec
+from polars_rankmetrics.cli._common import CliError, Parser, cli_words, one_line, warn
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS = (demo, evaluate, kaggle, trec, compare)
+"""The command modules, in the order ``rankmetrics --help`` lists them."""
+
+
+def build_parser() -> Parser:
+    """The ``rankmetrics`` argument parser with every command of :data:`COMMANDS`."""
+    parser = Parser(
+        prog="rankmetrics", description="Ranking metrics for recommendation and search results."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``rankmetrics``; returns the exit status (2 for a refused input or option)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error, already printed on one line
+        return done.code if isinstance(done.code, int) else 2
+    name = args.command
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            status: int = args.handler(args)
+        except KeyboardInterrupt:
+            print(f"rankmetrics {name}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as error:  # every failure is one line, never a traceback
+            for warning in caught:
+                warn(name, str(warning.message))
+            message = cli_words(one_line(error), args.command_parser)
+            if not isinstance(error, (CliError, ValueError, TypeError, OSError, PolarsError)):
+                message = f"{type(error).__name__}: {message}"
+            print(f"rankmetrics {name}: error: {message}", file=sys.stderr)
+            return 2
+    for warning in caught:
+        warn(name, cli_words(str(warning.message), args.command_parser))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,367 @@
+"""Pieces every ``rankmetrics`` command shares: files in, files out, messages.
+
+* :class:`CliError`: a refusal printed as one line (exit status 2).
+* :func:`check_input`, :func:`read_frame`: open a Parquet/CSV/TSV/JSON file with
+  the file's name in every error, ids read by :func:`ids_as_text`'s one rule.
+* :func:`check_output`, :func:`write_frame`: never write over an input, a
+  directory or an unknown format; the format follows the extension.
+* :func:`show`: a result on stdout as a table, CSV, TSV, JSON or NDJSON.
+* :func:`cli_words`: advice written for the Python API (``duplicates='first'``)
+  rewritten in the command's own words (``--duplicates first``).
+* :func:`warn_if_few_ids_match`: the overlap warning of
+  :mod:`polars_rankmetrics._overlap`, on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import re
+import sys
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import polars as pl
+
+from polars_rankmetrics._overlap import key_overlap
+
+__all__ = [
+    "DISPLAY_FORMATS",
+    "OUTPUT_FORMATS",
+    "CliError",
+    "Parser",
+    "add_api_options",
+    "api_options",
+    "check_input",
+    "check_output",
+    "cli_words",
+    "ids_as_text",
+    "one_line",
+    "progress",
+    "read_frame",
+    "show",
+    "warn",
+    "warn_if_few_ids_match",
+    "write_frame",
+]
+
+
+class CliError(Exception):
+    """A refusal: the command prints ``rankmetrics CMD: error: <message>`` and exits 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other refusal."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print one line naming the command and the problem; exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def one_line(error: BaseException | str) -> str:
+    """The message of ``error`` on one line (Polars errors span several)."""
+    text = str(error).strip()
+    # Polars appends hints and context after a blank line: the first paragraph says it
+    paragraph = re.split(r"\n\s*\n", text, maxsplit=1)[0]
+    joined = " ".join(line.strip() for line in paragraph.splitlines() if line.strip())
+    if joined:
+        return joined
+    return type(error).__name__ if isinstance(error, BaseException) else ""
+
+
+def warn(command: str, message: str) -> None:
+    """Print a warning line on stderr."""
+    print(f"rankmetrics {command}: warning: {one_line(message)}", file=sys.stderr)
+
+
+def progress(args: argparse.Namespace, command: str, message: str) -> None:
+    """Tell a waiting person what runs, on stderr: only on a terminal or with ``--progress``."""
+    if getattr(args, "progress", False) or sys.stderr.isatty():
+        print(f"rankmetrics {command}: {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- advice in CLI words
+
+_ASSIGNMENT = re.compile(r"\b([a-z][a-z_]*)=(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+))")
+
+
+def cli_words(message: str, parser: argparse.ArgumentParser) -> str:
+    """Rewrite ``name='value'`` advice as the option of ``parser`` that sets ``name``.
+
+    Library messages speak Python (``pass duplicates='first'``); on the
+    command line the same advice reads ``pass --duplicates first``. Names the
+    parser has no option for are left as they are.
+
+    Examples
+    --------
+    >>> parser = Parser(prog="demo")
+    >>> _ = parser.add_argument("--users-without-recs")
+    >>> cli_words("pass users_without_recs='exclude' or k=3", parser)
+    'pass --users-without-recs exclude or k=3'
+    """
+    flags: dict[str, str] = {}
+    for action in parser._actions:
+        longest = max(action.option_strings, key=len, default=None)
+        if longest is not None:
+            flags[action.dest] = longest
+            flags.setdefault(longest.lstrip("-").replace("-", "_"), longest)
+
+    def replace(match: re.Match[str]) -> str:
+        flag = flags.get(match[1])
+        if flag is None:
+            return match[0]
+        value = next(group for group in match.groups()[1:] if group is not None)
+        return f"{flag} {value}"
+
+    return _ASSIGNMENT.sub(replace, message)
+
+
+# ---------------------------------------------------------------- input files
+
+INPUT_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".txt": "csv",
+    ".tsv": "tsv",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".json": "json",
+}
+
+
+def check_input(path: str) -> Path:
+    """Refuse a path that is not a readable, non-empty file, naming it and the problem."""
+    file = Path(path)
+    if not file.exists():
+        raise CliError(f"{path}: no such file")
+    if file.is_dir():
+        raise CliError(f"{path}: is a directory, not a file")
+    if not file.is_file():
+        raise CliError(f"{path}: is not a regular file")
+    if not os.access(file, os.R_OK):
+        raise CliError(f"{path}: permission denied")
+    if file.stat().st_size == 0:
+        raise CliError(f"{path}: the file is empty")
+    return file
+
+
+def _input_format(file: Path) -> tuple[str, bool]:
+    suffixes = [suffix.lower() for suffix in file.suffixes]
+    compressed = bool(suffixes) and suffixes[-1] == ".gz"
+    suffix = suffixes[-2] if compressed and len(suffixes) > 1 else file.suffix.lower()
+    if suffix not in INPUT_FORMATS:
+        known = ", ".join(sorted(INPUT_FORMATS))
+        raise CliError(f"{file}: unknown file type {suffix or '(none)'!r}; use one of {known}")
+    kind = INPUT_FORMATS[suffix]
+    if compressed and kind not in ("csv", "tsv"):
+        raise CliError(f"{file}: only CSV and TSV files may be gzip-compressed")
+    return kind, compressed
+
+
+def read_frame(path: str, *, text_columns: Sequence[str] = ()) -> pl.DataFrame:
+    """Read a Parquet, CSV/TSV (optionally ``.gz``), JSON or NDJSON file.
+
+    Columns of ``text_columns`` are read as text from CSV/TSV files, exactly
+    as written (leading zeros stay). Every problem is a :class:`CliError`
+    naming the file.
+    """
+    file = check_input(path)
+    kind, _ = _input_format(file)
+    try:
+        if kind == "parquet":
+            return pl.read_parquet(file)
+        if kind == "ndjson":
+            return pl.read_ndjson(file)
+        if kind == "json":
+            return pl.read_json(file)
+        separator = "\t" if kind == "tsv" else ","
+        header = pl.read_csv(file, separator=separator, n_rows=0).columns
+        overrides = {name: pl.String for name in text_columns if name in header}
+        return pl.read_csv(file, separator=separator, schema_overrides=overrides)
+    except Exception as error:  # every reader failure becomes one line naming the file
+        raise CliError(f"{path}: cannot be read as {kind.upper()}: {one_line(error)}") from None
+
+
+def ids_as_text(frame: pl.DataFrame, columns: Sequence[str], *, name: str) -> pl.DataFrame:
+    """Turn id columns into text by the one rule for every file format.
+
+    * text (CSV, TSV, string columns of any file): as written, so ``00123``
+      stays ``00123`` and is not ``123``;
+    * integers: their decimal digits (``123``);
+    * floats whose values are all whole numbers (an integer column that went
+      through a float, ``1.0``): as integers (``1``); other floats are refused,
+      since a rounded float is no id;
+    * categoricals and enums: their text.
+    """
+    changes = []
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        dtype = frame.schema[column]
+        if dtype == pl.String:
+            continue
+        if dtype.is_float():
+            values = frame[column].drop_nulls()
+            whole = values.is_finite() & (values == values.floor())
+            if not whole.all():
+                example = values.filter(~whole)[0]
+                raise CliError(
+                    f"{name}: id column {column!r} holds fractional numbers "
+                    f"({(~whole).sum()} value(s), e.g. {example}); ids must be whole "
+                    "numbers or text"
+                )
+            changes.append(pl.col(column).cast(pl.Int64).cast(pl.String))
+        else:
+            changes.append(pl.col(column).cast(pl.String))
+    return frame.with_columns(changes) if changes else frame
+
+
+def warn_if_few_ids_match(
+    command: str,
+    left: pl.DataFrame | pl.LazyFrame,
+    right: pl.DataFrame | pl.LazyFrame,
+    keys: Sequence[str],
+    *,
+    left_name: str,
+    right_name: str,
+) -> None:
+    """Warn on stderr when the two files share (almost) none of their ids."""
+    found = key_overlap(left, right, keys, left_name=left_name, right_name=right_name)
+    if found.poor:
+        warn(command, found.message)
+
+
+# ---------------------------------------------------------------- output files
+
+OUTPUT_FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+}
+DISPLAY_FORMATS = ("table", "csv", "tsv", "json", "ndjson")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def check_output(path: str, *, inputs: Sequence[str], option: str) -> Path:
+    """Refuse an output path before any work: an input, a directory, unwritable, unknown type.
+
+    ``inputs`` are the command's input files (compared after resolving links
+    and relative parts, so ``./truth.csv`` is ``truth.csv``); ``option`` names
+    the option in messages.
+    """
+    file = Path(path)
+    for source in inputs:
+        if _same_file(file, Path(source)):
+            raise CliError(f"{option} {path}: is the input file {source}; refusing to overwrite it")
+    if file.is_dir():
+        raise CliError(f"{option} {path}: is a directory; give a file name")
+    suffix = file.suffix.lower()
+    if suffix not in OUTPUT_FORMATS:
+        known = ", ".join(sorted(OUTPUT_FORMATS))
+        raise CliError(f"{option} {path}: unknown output type {suffix or '(none)'!r}; use {known}")
+    parent = file.parent
+    if not parent.is_dir():
+        raise CliError(f"{option} {path}: directory {str(parent)!r} does not exist")
+    if file.exists() and not os.access(file, os.W_OK):
+        raise CliError(f"{option} {path}: the file is not writable")
+    if not file.exists() and not os.access(parent, os.W_OK):
+        raise CliError(f"{option} {path}: directory {str(parent)!r} is not writable")
+    return file
+
+
+def _json_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    # NaN and infinities are not JSON: write them as null
+    floats = [name for name, dtype in frame.schema.items() if dtype.is_float()]
+    return frame.with_columns(pl.when(pl.col(floats).is_finite()).then(pl.col(floats)).name.keep())
+
+
+def write_frame(frame: pl.DataFrame, file: Path, *, option: str) -> None:
+    """Write ``frame`` in the format of ``file``'s extension (checked by :func:`check_output`)."""
+    kind = OUTPUT_FORMATS[file.suffix.lower()]
+    try:
+        if kind == "parquet":
+            frame.write_parquet(file)
+        elif kind in ("csv", "tsv"):
+            frame.write_csv(file, separator="\t" if kind == "tsv" else ",")
+        elif kind == "json":
+            file.write_text(_json_safe(frame).write_json() + "\n")
+        else:
+            _json_safe(frame).write_ndjson(file)
+    except OSError as error:
+        raise CliError(f"{option} {file}: cannot write: {error.strerror or error}") from None
+
+
+def show(frame: pl.DataFrame, output_format: str) -> str:
+    """``frame`` as text for stdout: an aligned table, CSV, TSV, JSON or NDJSON."""
+    if output_format in ("csv", "tsv"):
+        return frame.write_csv(separator="\t" if output_format == "tsv" else ",").rstrip("\n")
+    if output_format == "json":
+        return _json_safe(frame).write_json()
+    if output_format == "ndjson":
+        return _json_safe(frame).write_ndjson().rstrip("\n")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+        return str(frame)
+
+
+# ---------------------------------------------------------------- API parameters as options
+
+
+def add_api_options(
+    parser: argparse.ArgumentParser, function: Any, names: Sequence[str], *, group: str
+) -> list[str]:
+    """Add one ``--option`` per keyword parameter ``names`` of ``function``, from its types.
+
+    A ``Literal`` parameter becomes an option with those choices, a number a
+    typed option; the default is left out so that the function's own default
+    (or its ``conventions`` preset) applies. Returns the ``dest`` names, to
+    pass back with :func:`api_options`.
+    """
+    hints = typing.get_type_hints(function)
+    signature = inspect.signature(function)
+    options = parser.add_argument_group(group)
+    for name in names:
+        hint = hints[name]
+        default = signature.parameters[name].default
+        flag = "--" + name.replace("_", "-")
+        shown = "" if default in (None, inspect.Parameter.empty) else f" (default: {default})"
+        kinds = _flatten(hint)
+        choices = [kind for kind in kinds if isinstance(kind, str)]
+        if choices:
+            options.add_argument(flag, choices=choices, help=f"see {function.__name__}(){shown}")
+        elif float in kinds or int in kinds:
+            numeric = float if float in kinds else int
+            options.add_argument(flag, type=numeric, help=f"see {function.__name__}(){shown}")
+        else:  # pragma: no cover - a new kind of parameter needs a rule here
+            raise TypeError(f"no command-line rule for parameter {name!r} of type {hint}")
+        # the function's default applies unless the option is given
+        parser.set_defaults(**{name: None})
+    return list(names)
+
+
+def _flatten(hint: Any) -> list[Any]:
+    """``Literal["a", "b"] | None`` -> ``["a", "b", NoneType]``; a plain type -> ``[type]``."""
+    args = typing.get_args(hint)
+    if not args:
+        return [hint]
+    if typing.get_origin(hint) is typing.Literal:
+        return list(args)
+    return [kind for arg in args for kind in _flatten(arg)]
+
+
+def api_options(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
+    """The options of :func:`add_api_options` that were given, as keyword arguments."""
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}

@@ -12,6 +12,7 @@ from polars_rankmetrics import (
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
 from polars_rankmetrics._id_overlap import IdOverlap, IdOverlapWarning, check_overlap
 from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
+from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
 from polars_rankmetrics.evaluate import (
     AggregationPart,
@@ -60,6 +61,7 @@ __all__ = [
     "f1",
     "first_relevant_rank",
     "hit_rate",
+    "list_metrics",
     "ndcg",
     "parse_metric",
     "parse_metrics",

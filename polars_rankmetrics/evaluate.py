@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -33,6 +34,7 @@ from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
 from polars_rankmetrics._id_overlap import warn_if_disjoint_frames
+from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
@@ -341,7 +343,7 @@ class _Request:
 
 def per_user_parts(
     recs: r.FrameT,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -358,6 +360,9 @@ def per_user_parts(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
     conventions: Preset | Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> r.FrameT:
     """Per-user parts of each metric: what :func:`aggregate` combines into ``evaluate``'s means.
 
@@ -398,7 +403,8 @@ def per_user_parts(
         duplicates=duplicates,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
-    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    described = _ListInputs(interactions, items, category)
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv, described=described)
     columns = [name for request in requests for name in request.part_names()]
     result = parts.select(*keys, *columns).sort(keys)
     return r.like(recs, v.guard(result, checks))
@@ -406,7 +412,7 @@ def per_user_parts(
 
 def evaluate(
     recs: r.FrameT,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -424,6 +430,9 @@ def evaluate(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
     conventions: Preset | Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> r.FrameT:
     """Evaluate recommendations against the truth: per-user scores or their means.
 
@@ -442,9 +451,13 @@ def evaluate(
         ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
         ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
         ``mean_rank``, ``pooled_recall@k`` (``micro_recall``),
-        ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Each becomes
-        a Float64 column named exactly as given. ``docs/REGISTRY.md`` lists
-        each measure's definition.
+        ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Measures of
+        the lists themselves, which read no truth (see
+        :func:`polars_rankmetrics.list_metrics` for their formulas and
+        conventions): ``coverage``, ``novelty``, ``arp``,
+        ``long_tail(head_share=0.2)``, ``gini``, ``personalization``, ``ild``,
+        ``calibration(alpha=0.01)``. Each becomes a Float64 column named
+        exactly as given. ``docs/REGISTRY.md`` lists each measure's definition.
     user, item, rank, score, relevance
         Column roles, distinct from each other and from ``by``. With
         ``score``, ranks are derived per user (``ties``); with
@@ -493,6 +506,15 @@ def evaluate(
         and ``users_without_truth="judged"``. ``"default"``: ``"min_k"``,
         ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``.
         See :mod:`polars_rankmetrics.conventions`.
+    interactions, items, category
+        For the measures of the lists: the training history (novelty, arp,
+        long_tail, calibration), the item catalog (coverage, gini, ild,
+        calibration) and its category column (ild, calibration), as in
+        :func:`polars_rankmetrics.list_metrics`. ``truth`` may be ``None``
+        when only such measures are asked for. Their users are the users with
+        a list, whatever the truth; with ``per_user=True`` a metric is null on
+        the rows of users it does not count, and a group measure (coverage,
+        gini, personalization) shows its group's value on every row.
 
     Returns
     -------
@@ -560,7 +582,8 @@ def evaluate(
         duplicates=duplicates,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
-    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv)
+    described = _ListInputs(interactions, items, category)
+    parts, checks, requests, keys = _plan(recs, truth, metrics, roles, conv, described=described)
     if per_user:
         values = [
             request.measure.value(
@@ -588,12 +611,23 @@ class _Roles:
     by: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class _ListInputs:
+    """What the measures of the lists themselves read besides the lists (beyond accuracy)."""
+
+    interactions: Any
+    items: Any
+    category: str | None
+
+
 def _plan(
     recs: pl.DataFrame | pl.LazyFrame,
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     roles: _Roles,
     conv: Conventions,
+    *,
+    described: _ListInputs,
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]], list[_Request], list[str]]:
     """The per-user parts frame (unsorted, unguarded), its data checks, the requests, the keys."""
     specs = parse_metrics(metrics)
@@ -628,10 +662,29 @@ def _plan(
     recs_spec = r.RecsSpec(
         roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
     )
-    recs_lf, truth_lf, truth_spec, checks = r.prepare(
-        recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
-    )
+    # measures of the lists themselves (coverage, novelty, ...) read no truth
+    truth_requests = [
+        request for request in requests if "beyond_accuracy" not in request.measure.inputs
+    ]
+    described_requests = [
+        request for request in requests if "beyond_accuracy" in request.measure.inputs
+    ]
     in_memory = isinstance(recs, pl.DataFrame)
+    if truth_requests and truth is None:
+        raise ValueError(
+            f"{[request.spec.label for request in truth_requests]} compare the lists with the "
+            "truth: pass truth= (it may be None only when every metric describes the lists "
+            f"themselves: {_truthless_names()})"
+        )
+    if truth_requests and truth is not None:
+        recs_lf, truth_lf, truth_spec, checks = r.prepare(
+            recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
+        )
+    else:
+        recs_lf = r.to_lazy(recs, name="recs")
+        recs_schema = recs_lf.collect_schema()
+        r.check_recs_schema(recs_schema, recs_spec)
+        checks = [(recs_lf, r.recs_checks(recs_spec, recs_schema, in_memory=in_memory))]
     ranked = _ranked_cut(
         recs_lf,
         recs_spec,
@@ -639,39 +692,110 @@ def _plan(
         hold=in_memory,
         run_lengths=r.lengths_in_rank_order(recs, recs_spec),
     )
-    inputs = {name for request in requests for name in request.measure.inputs}
-    # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
-    levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
-    per_user, hit_rows = _per_user(
-        recs_lf,
-        ranked,
-        truth_lf,
-        spec=recs_spec,
-        truth_spec=truth_spec,
-        requests=requests,
-        conv=conv,
-        grade_levels=levels,
-        truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
-    )
-    parts = _parts(
-        per_user,
-        recs_lf,
-        _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
-        spec=recs_spec,
-        requests=requests,
-        conv=conv,
-    )
-    if roles.relevance is not None and "gain" in inputs:
-        checks.append(
-            (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
+    parts: pl.LazyFrame | None = None
+    hit_rows: pl.LazyFrame | None = None
+    if truth_requests and truth is not None:
+        inputs = {name for request in truth_requests for name in request.measure.inputs}
+        # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
+        levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
+        per_user, hit_rows = _per_user(
+            recs_lf,
+            ranked,
+            truth_lf,
+            spec=recs_spec,
+            truth_spec=truth_spec,
+            requests=truth_requests,
+            conv=conv,
+            grade_levels=levels,
+            truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
         )
+        parts = _parts(
+            per_user,
+            recs_lf,
+            _judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
+            spec=recs_spec,
+            requests=truth_requests,
+            conv=conv,
+        )
+        if roles.relevance is not None and "gain" in inputs:
+            checks.append(
+                (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
+            )
+    if described_requests:
+        parts, list_checks = _list_parts(parts, ranked, recs_spec, described_requests, described)
+        checks.extend(list_checks)
+    if parts is None:  # unreachable: metrics is never empty
+        raise ValueError("metrics is empty")
     whole_lists = any(request.measure.repeats == "list" for request in requests)
     checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
-    if roles.score is None and not whole_lists:
+    if roles.score is None and not whole_lists and hit_rows is not None:
         # a repeated position changes a hits measure only where a relevant item sits,
         # so check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
     return parts, checks, requests, keys
+
+
+def _list_parts(
+    parts: pl.LazyFrame | None,
+    ranked: pl.LazyFrame,
+    spec: r.RecsSpec,
+    requests: Sequence[_Request],
+    described: _ListInputs,
+) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
+    """Add the measures of the lists themselves to the per-user parts.
+
+    Their users are the users with a list in the cut, whatever the truth: the
+    rows of ``parts`` (users judged on the truth) and those users are joined
+    in full, each metric null on the rows of users it does not count, which
+    every aggregation skips. A group measure's value is written on every row
+    of its group.
+    """
+    from polars_rankmetrics import beyond  # noqa: PLC0415 - beyond imports this module's peers
+
+    measures = {
+        request.ctx.name(request.measure.name): ba.Measure(
+            request.ctx.name(request.measure.name),
+            request.measure.name,
+            request.ctx.k,
+            **{
+                name: float(value)
+                for name, value in request.ctx.params.items()
+                if name in ("head_share", "alpha") and value is not None
+            },
+        )
+        for request in requests
+    }
+    plan = beyond.plan_lists(
+        ranked,
+        list(measures.values()),
+        by=spec.by,
+        user=spec.user,
+        item=spec.item,
+        rank=spec.rank,
+        interactions=described.interactions,
+        items=described.items,
+        category=described.category,
+    )
+    list_keys = spec.list_keys
+    key_types = ranked.collect_schema()
+    users = plan.users if plan.users is not None else ranked.select(list_keys).unique()
+    # the list plan may widen id dtypes to match the interactions; give them back
+    users = users.with_columns(pl.col(key).cast(key_types[key]) for key in list_keys)
+    if parts is not None:
+        users = parts.join(users, on=list_keys, how="full", coalesce=True)
+    if plan.groups is not None:
+        groups = plan.groups.with_columns(pl.col(key).cast(key_types[key]) for key in spec.by)
+        users = (
+            users.join(groups, on=list(spec.by), how="left")
+            if spec.by
+            else users.join(groups, how="cross")
+        )
+    finals = [
+        expression.alias(part_column(request.spec.label, suffix))
+        for request in requests
+        for suffix, expression in request.measure.finals(request.ctx).items()
+    ]
+    return users.with_columns(finals), plan.checks
 
 
 def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataCheck:
@@ -693,6 +817,10 @@ def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataC
         show=(roles.user, roles.item, column),
         screen=bad.any() if in_memory else None,
     )
+
+
+def _truthless_names() -> list[str]:
+    return [m.name for m in registry.all_measures() if "beyond_accuracy" in m.inputs]
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:

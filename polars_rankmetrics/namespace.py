@@ -72,7 +72,7 @@ class _RankNamespace(Generic[FrameT]):
 
     def evaluate(
         self,
-        truth: pl.DataFrame | pl.LazyFrame,
+        truth: pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
         user: str = "user",
@@ -90,13 +90,16 @@ class _RankNamespace(Generic[FrameT]):
         users_without_truth: _evaluate.UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
         conventions: _evaluate.Preset | _Conventions = "default",
+        interactions: Any = None,
+        items: Any = None,
+        category: str | None = None,
     ) -> FrameT:
         return _evaluate.evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
             users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions,
+            conventions=conventions, interactions=interactions, items=items, category=category,
         )  # fmt: skip
 
     def compare(

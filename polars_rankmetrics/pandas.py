@@ -240,7 +240,7 @@ def relevance(
 
 def evaluate(
     recs: pd.DataFrame,
-    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
     user: str = "user",
@@ -258,6 +258,9 @@ def evaluate(
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: _ranking.Duplicates | None = None,
     conventions: Preset | _Conventions = "default",
+    interactions: Any = None,
+    items: Any = None,
+    category: str | None = None,
 ) -> pd.DataFrame:
     """Evaluate recommendations in a pandas frame against the truth.
 
@@ -273,7 +276,8 @@ def evaluate(
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
     user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
-relevance_level, users_without_recs, users_without_truth, duplicates, conventions
+relevance_level, users_without_recs, users_without_truth, duplicates, conventions, \
+interactions, items, category
         As in :func:`polars_rankmetrics.evaluate`, which documents every
         convention and which users are averaged.
 
@@ -304,7 +308,7 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
     frame = _arrow.to_polars(recs, name="recs")
     roles = [user, item, score or rank, *_ranking.as_list(by)]
     _check_index_roles(recs, "recs", roles)
-    truth_frame, truth_sources = _truth_to_polars(truth)
+    truth_frame, truth_sources = (None, []) if truth is None else _truth_to_polars(truth)
     if truth_sources:
         # a by column in the truth's index would silently make the truth shared by every group
         _check_index_roles(
@@ -315,7 +319,7 @@ relevance_level, users_without_recs, users_without_truth, duplicates, convention
         relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
         ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
         users_without_truth=users_without_truth, duplicates=duplicates,
-        conventions=conventions,
+        conventions=conventions, interactions=interactions, items=items, category=category,
     )  # fmt: skip
     return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
 
@@ -413,7 +417,7 @@ class _FrameRank:
 
     def evaluate(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
         user: str = "user",
@@ -431,13 +435,16 @@ class _FrameRank:
         users_without_truth: UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
         conventions: Preset | _Conventions = "default",
+        interactions: Any = None,
+        items: Any = None,
+        category: str | None = None,
     ) -> pd.DataFrame:
         return evaluate(
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
             users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions,
+            conventions=conventions, interactions=interactions, items=items, category=category,
         )  # fmt: skip
 
     def compare(self, truth: Any, metrics: str | Sequence[str], **options: Any) -> pd.DataFrame:

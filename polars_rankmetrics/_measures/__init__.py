@@ -7,6 +7,7 @@ below, and see ``docs/REGISTRY.md``.
 
 from polars_rankmetrics._measures import (
     average_precision,
+    beyond_accuracy,
     err,
     f1,
     fbeta,
@@ -47,4 +48,5 @@ __all__ = [
 
 # the family modules register their measures when imported
 del average_precision, err, f1, fbeta, hit_rate, judged, mean_rank, ndcg, pooled_recall, precision
+del beyond_accuracy
 del r_precision, recall, reciprocal_rank, trec

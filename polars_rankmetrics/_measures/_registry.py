@@ -48,8 +48,17 @@ The tables a measure reads (``inputs``):
     :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
     :data:`UNJUDGED_ABOVE` (negative grades, trec_eval's "pooled but
     unjudged", at or above). Read by ``judgement_partials`` (bpref, infAP).
+``"beyond_accuracy"``
+    A measure of the lists themselves, computed by
+    :mod:`polars_rankmetrics._measures.beyond_accuracy` from the ranked cut
+    (no truth); its ``finals`` read the per-list or per-group column
+    ``ctx.name(<measure name>)`` that plan writes. The users it counts are the
+    users with a list, whatever the truth.
+``"interactions"``, ``"catalog"``, ``"category"``
+    A list measure that also reads ``evaluate``'s ``interactions=``,
+    ``items=`` or ``category=``.
 
-Every per-user row also has :data:`N_RELEVANT` (m_u).
+Every per-user row of a truth measure also has :data:`N_RELEVANT` (m_u).
 """
 
 from __future__ import annotations
@@ -106,11 +115,11 @@ Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list", "judgements",
+    "list", "judgements", "beyond_accuracy", "interactions", "catalog", "category",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list", "judgements",
+    "list", "judgements", "beyond_accuracy", "interactions", "catalog", "category",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]

@@ -1,0 +1,624 @@
+"""Beyond-accuracy measures of recommendation lists: ``list_metrics``.
+
+Coverage, novelty, popularity bias (ARP, long-tail share), concentration of
+exposure (Gini), personalization, intra-list diversity and calibration,
+computed from the top-k lists, the training interactions and an item
+catalog; no truth is needed. The plans are built by
+:mod:`polars_rankmetrics._measures.beyond_accuracy`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from polars_rankmetrics import _validation as v
+from polars_rankmetrics import ranking as r
+from polars_rankmetrics._measures import beyond_accuracy as ba
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["list_metrics", "parse_list_metric"]
+
+_PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
+_MISSING = "__prm_missing"
+
+
+def parse_list_metric(text: str) -> ba.Measure:
+    """Parse ``"name@k"`` or ``"name"`` into a beyond-accuracy measure.
+
+    Examples
+    --------
+    >>> parse_list_metric("Novelty@10")
+    Measure(label='Novelty@10', name='novelty', k=10, head_share=0.2, alpha=0.01)
+    >>> parse_list_metric("coverage")
+    Measure(label='coverage', name='coverage', k=None, head_share=0.2, alpha=0.01)
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a measure must be a string like 'novelty@10', got {text!r}")
+    match = _PATTERN.match(text)
+    if match is None:
+        raise ValueError(
+            f"cannot read measure {text!r}: write 'name@k' (e.g. 'coverage@10') or 'name'"
+        )
+    raw_name, raw_k = match.groups()
+    name = raw_name.lower()
+    if name not in ba.MEASURES:
+        hint = difflib.get_close_matches(name, ba.MEASURES, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ValueError(
+            f"unknown measure {raw_name!r} in {text!r}{suggestion} (known: {list(ba.MEASURES)})"
+        )
+    k = v.check_cutoff(int(raw_k), what=f"the cutoff in {text!r}") if raw_k else None
+    return ba.Measure(text, name, k)
+
+
+def _parse_all(metrics: str | Sequence[str]) -> list[ba.Measure]:
+    measures = [parse_list_metric(t) for t in ([metrics] if isinstance(metrics, str) else metrics)]
+    if not measures:
+        raise ValueError("metrics is empty: ask for at least one, e.g. ['coverage@10']")
+    labels = [m.label for m in measures]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"measure(s) {repeated} requested twice")
+    return measures
+
+
+def _is_pandas(frame: object) -> bool:
+    return type(frame).__module__.partition(".")[0] == "pandas"
+
+
+def _key_family(dtype: pl.DataType) -> str:
+    if isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
+        return "string"
+    if dtype.is_integer():
+        return "integer"
+    return str(dtype)
+
+
+def _unify_keys(
+    frames: dict[str, tuple[pl.LazyFrame, pl.Schema]], keys: Sequence[str]
+) -> dict[str, pl.LazyFrame]:
+    """Give each key column one dtype across the frames that have it, or refuse.
+
+    String, Categorical and Enum ids are joined as String, integers of any
+    width as Int64; anything else must have the same dtype everywhere. A
+    string id against an integer id is refused: nothing would ever match.
+    """
+    casts: dict[str, list[pl.Expr]] = {name: [] for name in frames}
+    for key in keys:
+        holders = {name: schema[key] for name, (_, schema) in frames.items() if key in schema}
+        dtypes = list(holders.values())
+        first_name, first = next(iter(holders.items()))
+        for name, dtype in holders.items():
+            if _key_family(dtype) != _key_family(first):
+                raise TypeError(
+                    f"key column {key!r} has dtype {first} in {first_name} but {dtype} in "
+                    f"{name}; these can never match, so every item would look unknown. "
+                    f"Cast one side, e.g. {name}.with_columns(pl.col({key!r}).cast(pl.{first}))."
+                )
+        same = all(dtype == first for dtype in dtypes)
+        if same and not isinstance(first, (pl.Categorical, pl.Enum)):
+            continue
+        family = _key_family(first)
+        if family not in ("string", "integer"):
+            # same family but not the same dtype: e.g. Float32 against Float64
+            target: pl.DataType = pl.Float64()
+        else:
+            target = pl.String() if family == "string" else pl.Int64()
+        for name in holders:
+            casts[name].append(pl.col(key).cast(target))
+    return {
+        name: lf.with_columns(casts[name]) if casts[name] else lf
+        for name, (lf, _) in frames.items()
+    }
+
+
+def _check_category_dtype(schema: pl.Schema, category: str) -> bool:
+    """Raise unless the category column holds labels; return whether it holds lists."""
+    dtype = schema[category]
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    ok = isinstance(inner, (pl.String, pl.Categorical, pl.Enum)) or inner.is_integer()
+    if not ok:
+        raise TypeError(
+            f"items column {category!r} (category) must hold a category label (String, "
+            "Categorical, Enum or integer) or a List of them, but its dtype is "
+            f"{dtype}. Cast it, e.g. pl.col({category!r}).cast(pl.String)."
+        )
+    return isinstance(dtype, pl.List)
+
+
+def _float_key_checks(
+    frame: str, schema: pl.Schema, columns: dict[str, str], show: Sequence[str], *, in_memory: bool
+) -> list[v.DataCheck]:
+    return [
+        v.nan_check(frame, name, role, show, in_memory=in_memory)
+        for role, name in columns.items()
+        if schema[name].is_float()
+    ]
+
+
+def _to_polars_input(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
+    if isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        return frame
+    if _is_pandas(frame):
+        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
+
+        return _arrow.to_polars(frame, name=name)
+    raise TypeError(
+        f"{name} must be a polars DataFrame or LazyFrame (or a pandas DataFrame), "
+        f"got {type(frame).__name__}"
+    )
+
+
+def _check_inputs_given(
+    measures: Sequence[ba.Measure],
+    *,
+    interactions: object,
+    items: object,
+    category: str | None,
+) -> None:
+    names = {m.name for m in measures}
+    problems = []
+    wanting = sorted(names & ba.NEEDS_INTERACTIONS)
+    if wanting and interactions is None:
+        problems.append(
+            f"{', '.join(wanting)} need interactions=: the training history, one row "
+            "per (user, item)"
+        )
+    wanting = sorted(names & ba.NEEDS_ITEMS)
+    if wanting and items is None:
+        problems.append(f"{', '.join(wanting)} need items=: the item catalog, one row per item")
+    wanting = sorted(names & ba.NEEDS_CATEGORY)
+    if wanting and category is None:
+        problems.append(
+            f"{', '.join(wanting)} need category=: the items column holding each item's "
+            "category or list of categories"
+        )
+    if problems:
+        raise ValueError("missing input: " + "; ".join(problems))
+    if category is not None and items is None:
+        raise ValueError("category= names a column of items=, but no items were given")
+
+
+def list_metrics(
+    recs: r.FrameT,
+    metrics: str | Sequence[str],
+    *,
+    interactions: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
+    items: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
+    category: str | None = None,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    score: str | None = None,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+    ties: r.Ties = "item_desc",
+    duplicates: r.Duplicates = "error",
+    head_share: float = 0.2,
+    alpha: float = 0.01,
+) -> r.FrameT:
+    """Beyond-accuracy measures of the top-k lists: coverage, novelty, diversity, ...
+
+    With k_u the length of u's list within positions 1..k, c_i the number of
+    distinct users with item i in ``interactions``, N their number of
+    distinct users, and x_i the number of users whose list holds item i:
+
+    ============================  ================================================
+    ``coverage@k``                distinct items in any list / catalog size n
+    ``novelty@k``                 mean_u (1/k_u) Σ_i -log2(max(c_i, 1) / N)
+    ``arp@k``                     mean_u (1/k_u) Σ_i c_i
+    ``long_tail@k``               mean_u share of the list outside the head
+    ``gini@k``                    Σ_j (2j - n - 1) x_(j) / (n Σ x), x ascending
+    ``personalization@k``         1 - Σ_i x_i (x_i - 1) / 2 / (U (U - 1) / 2 · k)
+    ``ild@k``                     mean_u mean over item pairs of 1 - Jaccard(cats)
+    ``calibration@k``             mean_u KL(p_u ‖ (1 - alpha) q_u + alpha p_u)
+    ============================  ================================================
+
+    Parameters
+    ----------
+    recs
+        Long-format recommendations: one row per (user, item) with a ``rank``
+        (1 = top) or a ``score`` (higher is better). Polars or pandas.
+    metrics
+        ``"name@k"`` or ``"name"`` (the whole list) strings from the table
+        above; each becomes a Float64 column named exactly as given.
+    interactions
+        The training history, one row per (user, item) (repeats count once).
+        Needed by novelty, arp, long_tail and calibration. ``by`` columns it
+        also has (folds) give each group its own history; the others (models)
+        share it.
+    items
+        The item catalog, one row per item, with the ``item`` column and, for
+        ild and calibration, the ``category`` column. Needed by coverage, gini,
+        ild and calibration. Every listed item must be in it. One catalog
+        serves every ``by`` group.
+    category
+        Column of ``items`` holding each item's category (String, Categorical,
+        Enum or integer) or a List of them.
+    user, item, rank, score
+        Column roles, as in :func:`polars_rankmetrics.evaluate`.
+    by
+        Columns evaluated side by side (model, fold, ...).
+    per_user
+        ``True``: one row per (by..., user) with the per-user measures
+        (novelty, arp, long_tail, ild, calibration); group measures are then
+        refused. ``False``: their means and the group measures, one row per
+        ``by`` group.
+    ties, duplicates
+        As in :func:`polars_rankmetrics.positions`. Every repeat changes these
+        measures, so a repeated (user, item), or a repeated position with
+        ranks given, is an error by default.
+    head_share
+        Long tail: the head is the shortest prefix of the items sorted by c_i
+        descending (ties: item ascending) whose Σ c_i reaches this share of
+        Σ c_i (0 to 1, default 0.2).
+    alpha
+        Calibration: the share of p mixed into q (0 < alpha <= 1, default 0.01),
+        which keeps the divergence finite.
+
+    Returns
+    -------
+    A frame of the kind ``recs`` is (a LazyFrame stays lazy; pandas in,
+    pandas out). Errors in the data are raised when it is collected.
+
+    Notes
+    -----
+    Users counted: every (by..., user) with at least one recommendation
+    within the cut (``metric@k`` keeps positions 1..k; a list shorter than k
+    counts with its k_u); ``ild`` only lists with k_u >= 2 and
+    ``calibration`` only users that have interactions. U in personalization
+    is the number of those users; without a cutoff personalization compares
+    lists at the longest list's length, and it is null for fewer than two
+    users. A ``by`` group without any list within the largest cutoff has no
+    row; without ``by``, the one row is then null throughout. Items absent
+    from the interactions have c_i = 0 (novelty counts
+    them as seen once) and are never in the head. An item with m categories
+    gives 1/m to each in calibration; ILD compares category sets (one
+    category is a set of one). Repeated interaction rows count once in c_i,
+    N and p. Definitions: ``METRICS.md``; calibration follows Steck (2018),
+    "Calibrated recommendations".
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({
+    ...     "user": [1, 1, 2, 2],
+    ...     "item": ["a", "b", "a", "c"],
+    ...     "rank": [1, 2, 1, 2],
+    ... })
+    >>> train = pl.DataFrame({"user": [1, 2, 3, 3], "item": ["a", "a", "a", "c"]})
+    >>> catalog = pl.DataFrame({"item": ["a", "b", "c", "d"], "genre": ["x", "x", "y", "y"]})
+    >>> prm.list_metrics(
+    ...     recs, ["coverage@2", "novelty@2", "ild@2", "personalization@2"],
+    ...     interactions=train, items=catalog, category="genre",
+    ... )
+    shape: (1, 4)
+    ┌────────────┬───────────┬───────┬───────────────────┐
+    │ coverage@2 ┆ novelty@2 ┆ ild@2 ┆ personalization@2 │
+    │ ---        ┆ ---       ┆ ---   ┆ ---               │
+    │ f64        ┆ f64       ┆ f64   ┆ f64               │
+    ╞════════════╪═══════════╪═══════╪═══════════════════╡
+    │ 0.75       ┆ 0.792481  ┆ 0.5   ┆ 0.5               │
+    └────────────┴───────────┴───────┴───────────────────┘
+    """
+    measures = _parse_all(metrics)
+    if not isinstance(per_user, bool):
+        raise TypeError(f"per_user must be True or False, got {per_user!r}")
+    _check_parameters(head_share, alpha)
+    if per_user:
+        group = [m.label for m in measures if m.name in ba.GROUP_MEASURES]
+        if group:
+            raise ValueError(
+                f"{group} describe a whole group of lists, not one user: ask for them "
+                "with per_user=False"
+            )
+    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    if _is_pandas(recs):
+        return _on_pandas(  # type: ignore[no-any-return]
+            recs, measures, interactions=interactions, items=items, category=category,
+            user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
+            ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
+        )  # fmt: skip
+    measures = [replace(m, head_share=float(head_share), alpha=float(alpha)) for m in measures]
+    spec: r.RecsSpec = r.RecsSpec(user, item, rank, score, tuple(r.as_list(by)), ties, duplicates)
+    recs_lf = r.to_lazy(recs, name="recs")
+    recs_schema = recs_lf.collect_schema()
+    r.check_recs_schema(recs_schema, spec)
+    in_memory = isinstance(recs, pl.DataFrame)
+    checks = _recs_checks(recs_lf, recs_schema, spec, in_memory=in_memory)
+    # rank and cut once, to the largest cutoff asked for
+    keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
+    run_lengths = r.lengths_in_rank_order(recs, spec)
+    ranked = r.with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
+    cutoffs = [m.k for m in measures]
+    largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
+    lists = r.cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
+    if in_memory and largest is not None:
+        # several sub-plans read the cut: rank and cut once (as evaluate does)
+        lists = lists.cache()
+    checks += r.list_checks(lists, spec, positions=True, in_memory=in_memory)
+    plan = plan_lists(
+        lists,
+        measures,
+        by=spec.by,
+        user=user,
+        item=item,
+        rank=rank,
+        interactions=interactions,
+        items=items,
+        category=category,
+    )
+    checks += plan.checks
+    if per_user and plan.users is not None:
+        # per_user refused group measures above, so every measure is in plan.users
+        result = plan.users.sort(spec.list_keys)
+    else:
+        result = _combine(plan, list(spec.by))
+    order = [m.label for m in measures]
+    result = result.select(*(spec.list_keys if per_user else spec.by), *order)
+    return r.like(recs, v.guard(result, checks))
+
+
+@dataclass(frozen=True)
+class ListPlan:
+    """The plans of some beyond-accuracy measures over one ranked cut.
+
+    ``users``: one row per list (by..., user) with a Float64 column per
+    per-user measure (``None`` when none was asked for); ``groups``: one row
+    per ``by`` group (one row without ``by``) with a column per group
+    measure; ``checks``: the data checks of the interactions and the catalog.
+    """
+
+    users: pl.LazyFrame | None
+    groups: pl.LazyFrame | None
+    checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]]
+
+
+def plan_lists(
+    lists: pl.LazyFrame,
+    measures: Sequence[ba.Measure],
+    *,
+    by: Sequence[str],
+    user: str,
+    item: str,
+    rank: str,
+    interactions: object,
+    items: object,
+    category: str | None,
+) -> ListPlan:
+    """Check the interactions and the catalog and build the measures' plans.
+
+    ``lists`` is the ranked cut (``by..., user, item, rank``) to the largest
+    cutoff of ``measures``, already checked (nulls, repeats). Both
+    :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
+    """
+    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    names = {m.name for m in measures}
+    spec = r.RecsSpec(user, item, rank, None, tuple(by))
+    frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
+    shared: tuple[str, ...] = ()
+    if names & ba.NEEDS_INTERACTIONS and interactions is not None:
+        frames["interactions"] = _history_frame(interactions, spec)
+        shared = tuple(name for name in spec.by if name in frames["interactions"][1])
+    if names & ba.NEEDS_ITEMS and items is not None:
+        frames["items"] = _catalog_frame(items, item, category)
+    unified = _unify_keys(frames, [*shared, user, item])
+    lists = unified["recs"]
+    checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = []
+    history = unified.get("interactions")
+    if history is not None:
+        checks += _history_checks(
+            history, frames["interactions"][1], spec, shared, in_memory=_in_memory(interactions)
+        )
+    catalog = unified.get("items")
+    if catalog is not None:
+        catalog, catalog_checks = _catalog(
+            catalog, frames["items"][1], item, category, in_memory=_in_memory(items)
+        )
+        checks += catalog_checks
+        checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
+        if "calibration" in names and history is not None:
+            checks.append(
+                _missing_check(history.select(item).unique(), catalog, item, "interactions")
+            )
+    keys = ba.Keys(tuple(by), user, item, rank, shared)
+    user_measures = [m for m in measures if m.name in ba.USER_MEASURES]
+    group_measures = [m for m in measures if m.name in ba.GROUP_MEASURES]
+    users = (
+        ba.per_user(
+            lists, user_measures, keys, interactions=history, items=catalog, category=category
+        )
+        if user_measures
+        else None
+    )
+    groups = ba.per_group(lists, group_measures, keys, items=catalog) if group_measures else None
+    return ListPlan(users, groups, checks)
+
+
+def _history_frame(interactions: object, spec: r.RecsSpec) -> tuple[pl.LazyFrame, pl.Schema]:
+    """The interactions' key columns (shared ``by``, user, item), lazy, and their schema."""
+    history = r.to_lazy(_to_polars_input(interactions, "interactions"), name="interactions")
+    schema = history.collect_schema()
+    v.require_columns(schema, {"user": spec.user, "item": spec.item}, frame="interactions")
+    shared = [name for name in spec.by if name in schema]
+    history = history.select(*shared, spec.user, spec.item)
+    return history, history.collect_schema()
+
+
+def _catalog_frame(
+    items: object, item: str, category: str | None
+) -> tuple[pl.LazyFrame, pl.Schema]:
+    """The catalog's item (and category) columns, lazy, and their schema."""
+    catalog = r.to_lazy(_to_polars_input(items, "items"), name="items")
+    schema = catalog.collect_schema()
+    roles = {"item": item} if category is None else {"item": item, "category": category}
+    v.require_columns(schema, roles, frame="items")
+    if category is not None:
+        if category == item:
+            raise ValueError("category must be a column other than the item column")
+        _check_category_dtype(schema, category)
+    catalog = catalog.select(item) if category is None else catalog.select(item, category)
+    return catalog, catalog.collect_schema()
+
+
+def _recs_checks(
+    recs: pl.LazyFrame, schema: pl.Schema, spec: r.RecsSpec, *, in_memory: bool
+) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
+    key_checks = _float_key_checks(
+        "recs",
+        schema,
+        {"user": spec.user, "item": spec.item},
+        [*spec.list_keys, spec.item],
+        in_memory=in_memory,
+    )
+    return [(recs, [*r.recs_checks(spec, schema, in_memory=in_memory), *key_checks])]
+
+
+def _history_checks(
+    history: pl.LazyFrame,
+    schema: pl.Schema,
+    spec: r.RecsSpec,
+    shared: Sequence[str],
+    *,
+    in_memory: bool,
+) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
+    columns = {"user": spec.user, "item": spec.item}
+    columns.update({f"by[{i}]": name for i, name in enumerate(shared)})
+    show = [*shared, spec.user, spec.item]
+    keys = {"user": spec.user, "item": spec.item}
+    return [
+        (
+            history,
+            [
+                *v.null_checks("interactions", columns, in_memory=in_memory),
+                *_float_key_checks("interactions", schema, keys, show, in_memory=in_memory),
+            ],
+        )
+    ]
+
+
+def _in_memory(frame: object) -> bool:
+    return isinstance(frame, pl.DataFrame) or _is_pandas(frame)
+
+
+def _check_parameters(head_share: object, alpha: object) -> None:
+    for name, value in (("head_share", head_share), ("alpha", alpha)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {value!r}")
+        if math.isnan(value):
+            raise ValueError(f"{name} must be a number, got NaN")
+    if not 0.0 <= float(head_share) <= 1.0:  # type: ignore[arg-type]
+        raise ValueError(f"head_share must be between 0 and 1, got {head_share}")
+    if not 0.0 < float(alpha) <= 1.0:  # type: ignore[arg-type]
+        raise ValueError(
+            f"alpha must be in (0, 1] (0 makes the divergence infinite where a list "
+            f"misses a category of the history), got {alpha}"
+        )
+
+
+def _catalog(
+    catalog: pl.LazyFrame, schema: pl.Schema, item: str, category: str | None, *, in_memory: bool
+) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
+    """The catalog with categories as String (or List of String), and its data checks."""
+    show = [item] if category is None else [item, category]
+    checks = [
+        *v.null_checks("items", {"item": item}, in_memory=in_memory),
+        *_float_key_checks("items", schema, {"item": item}, show, in_memory=in_memory),
+    ]
+    if category is not None:
+        dtype = schema[category]
+        multi = isinstance(dtype, pl.List)
+        inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+        if isinstance(inner, (pl.Categorical, pl.Enum)):
+            # labels compare as text: two Enums with other orders still agree
+            target = pl.List(pl.String) if multi else pl.String
+            catalog = catalog.with_columns(pl.col(category).cast(target))
+        column = pl.col(category)
+        empty = (
+            column.is_null()
+            | (column.list.len() == 0)
+            | column.list.eval(pl.element().is_null().any()).list.first()
+            if multi
+            else column.is_null()
+        )
+        checks.append(
+            v.DataCheck(
+                bad=empty,
+                message=f"items column {category!r} (category) has {{n}} item(s) without "
+                "a category (null, an empty list or a null in the list); give them one, "
+                "e.g. 'unknown'",
+                show=tuple(show),
+            )
+        )
+    duplicates = v.duplicate_check(
+        "items",
+        [item],
+        show,
+        hint=": one row per item; put several categories in a list column, e.g. "
+        f"items.group_by({item!r}).agg(pl.col(<category>))",
+        in_memory=in_memory,
+    )
+    return catalog, [(catalog, checks), (catalog, [duplicates])]
+
+
+def _missing_check(
+    shown: pl.LazyFrame, catalog: pl.LazyFrame, item: str, frame: str
+) -> tuple[pl.LazyFrame, list[v.DataCheck]]:
+    """Items of ``shown`` (distinct item ids) that the catalog lacks."""
+    missing = shown.join(catalog.select(item), on=item, how="anti").with_columns(
+        pl.lit(value=True).alias(_MISSING)
+    )
+    what = "the recommended" if frame == "recs" else "the interactions'"
+    return (
+        missing,
+        [
+            v.DataCheck(
+                bad=pl.col(_MISSING),
+                message=f"{{n}} distinct item(s) of {what} items are missing from the item "
+                "catalog (items=); add them to it",
+                show=(item,),
+            )
+        ],
+    )
+
+
+def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
+    """One row per ``by`` group: the means of the per-user measures beside the group ones."""
+    parts: list[pl.LazyFrame] = []
+    if plan.users is not None:
+        means = [pl.col(name).mean() for name in plan.users.collect_schema().names()[len(by) + 1 :]]
+        parts.append(plan.users.group_by(by).agg(means) if by else plan.users.select(means))
+    if plan.groups is not None:
+        parts.append(plan.groups)
+    result = parts[0]
+    for part in parts[1:]:
+        # both have one row per by group with at least one list (one row without by)
+        result = (
+            result.join(part, on=by, how="left")
+            if by
+            else pl.concat([result, part], how="horizontal")
+        )
+    return result.sort(by) if by else result
+
+
+def _on_pandas(recs: Any, measures: Sequence[ba.Measure], **kwargs: Any) -> Any:
+    from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
+
+    frame = _arrow.to_polars(recs, name="recs")
+    sources = [(recs, frame.schema)]
+    for name in ("interactions", "items"):
+        if _is_pandas(kwargs[name]):
+            converted = _arrow.to_polars(kwargs[name], name=name)
+            kwargs[name] = converted
+    result = list_metrics(frame, [m.label for m in measures], **kwargs)
+    return _arrow.to_pandas(result, sources)

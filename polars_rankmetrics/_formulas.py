@@ -21,8 +21,11 @@ from typing import Literal
 
 import polars as pl
 
-Denominator = Literal["min_k", "relevant", "hits"]
+Denominator = Literal["min_k", "relevant", "hits", "k"]
 Gain = Literal["linear", "exponential"]
+# a custom gain per grade (trec_eval -mndcg.1=3,2=9): (grade, gain) pairs, grades ascending
+GainTable = tuple[tuple[float, float], ...]
+GainSpec = Gain | GainTable
 
 
 def discount(position: pl.Expr) -> pl.Expr:
@@ -30,10 +33,40 @@ def discount(position: pl.Expr) -> pl.Expr:
     return (position.cast(pl.Float64) + 1.0).log(2)
 
 
-def gain(grade: pl.Expr, kind: Gain) -> pl.Expr:
-    """``grade`` (linear) or ``2^grade - 1`` (exponential); grades <= 0 gain nothing."""
+def gain(grade: pl.Expr, kind: GainSpec) -> pl.Expr:
+    """``grade`` (linear), ``2^grade - 1`` (exponential) or a table's; grades <= 0 gain nothing.
+
+    A table of ``(grade, gain)`` pairs gives the listed grades their gain and
+    every other grade its own value, as trec_eval's ``-mndcg.1=3,2=9`` does
+    (its ``setup_gains``: an unlisted level's gain is the level itself).
+    """
     grade = grade.cast(pl.Float64).clip(lower_bound=0.0)
+    if isinstance(kind, tuple):
+        if not kind:
+            return grade
+        grades = pl.Series([level for level, _ in kind], dtype=pl.Float64)
+        gains = pl.Series([value for _, value in kind], dtype=pl.Float64)
+        return grade.replace(grades, gains)
     return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
+
+
+def gain_order(table: GainSpec, grades: Sequence[float]) -> list[float]:
+    """``grades`` ordered by their gain, highest first (the ideal list's order).
+
+    The linear and exponential gains grow with the grade; a table need not
+    (``1=3,2=9`` puts grade 2 before grade 3), so the ideal list sorts by gain.
+    """
+    if not isinstance(table, tuple):
+        return sorted(grades, reverse=True)
+    mapped = dict(table)
+    return sorted(grades, key=lambda g: (mapped.get(g, max(g, 0.0)), g), reverse=True)
+
+
+def gain_label(kind: GainSpec) -> str:
+    """How a gain convention is written in messages: ``linear`` or ``{1: 3.0, 2: 9.0}``."""
+    if isinstance(kind, tuple):
+        return "{" + ", ".join(f"{level:g}: {value:g}" for level, value in kind) + "}"
+    return kind
 
 
 def ideal_dcg(
@@ -66,6 +99,11 @@ def ideal_dcg(
         total = total + pl.when(filled > 0).then(level_gain * filled).otherwise(0.0)
         start = end
     return total
+
+
+def discount_sum(k: int) -> float:
+    """``sum_{i=1..k} 1 / log2(i + 1)``: the DCG of k items of gain 1 (RecTools' ideal)."""
+    return math.fsum(1.0 / math.log2(position + 1) for position in range(1, k + 1))
 
 
 # Gains above this are refused: a sum of up to 1e8 of them stays finite in float64.
@@ -120,14 +158,61 @@ def average_precision(
     k: int | None,
     denominator: Denominator,
 ) -> pl.Expr:
-    """``precision_sum / D`` with D = min(m_u, k), m_u or hits (0 when D is 0)."""
-    if denominator == "relevant":
+    """``precision_sum / D`` with D = min(m_u, k), m_u, hits or k (0 when D is 0)."""
+    if denominator == "k":
+        if k is None:
+            raise ValueError(
+                "denominator='k' divides AP by the cutoff: ask for 'map@k' (e.g. 'map@10'), "
+                "not 'map'"
+            )
+        divisor = pl.lit(float(k))
+    elif denominator == "relevant":
         divisor = n_relevant
     elif denominator == "min_k":
         divisor = n_relevant if k is None else pl.min_horizontal(n_relevant, pl.lit(k))
     else:
         divisor = hits
     return pl.when(divisor > 0).then(precision_sum / divisor).otherwise(0.0)
+
+
+def _tied_offsets(count: pl.Expr) -> pl.Expr:
+    """The list ``[0.0, 1.0, ..., count - 1]`` per row (empty for count <= 0)."""
+    count = count.cast(pl.Int64)
+    return pl.int_ranges(0, pl.max_horizontal(count, pl.lit(0, pl.Int64))).cast(pl.List(pl.Float64))
+
+
+def tied_first_hit(
+    start: pl.Expr, size: pl.Expr, relevant: pl.Expr, k: int | None
+) -> tuple[pl.Expr, pl.Expr]:
+    """Expected hit rate@k and RR@k over the orders of the first tied group holding a hit.
+
+    The group of ``n`` equal scores fills positions ``a .. a + n - 1`` and holds
+    ``r`` relevant items (no relevant item comes before it). Over its ``n!``
+    orders, the first ``t`` places hold no relevant item with chance
+    ``prod_{i<t} (n - r - i) / (n - i)``, so:
+
+    * hit rate@k = 1 - that chance for the ``c = clip(k - a + 1, 0, n)`` places
+      within k (1 when the whole group is within k, 0 when it starts after k);
+    * RR@k = ``sum_j P(first relevant at place j) / (a + j - 1)`` over places
+      ``j <= min(n - r + 1, k - a + 1)``, with ``P(j) = prod_{i<j-1} (n - r - i)
+      / (n - i) * r / (n - j + 1)``.
+
+    Null where ``a`` is null (no relevant item in the list).
+    """
+    a, n, r = (expr.cast(pl.Float64) for expr in (start, size, relevant))
+    shown = n if k is None else (float(k) - a + 1.0).clip(0.0, None)
+    shown = pl.min_horizontal(shown, n)
+    # past n - r + 1 places a relevant item is certain: the factors stop at the first 0
+    places = pl.min_horizontal(n - r + 1.0, shown)
+    offsets = _tied_offsets(places)
+    none_yet = (n - r - offsets) / (n - offsets)
+    # exp(sum(log)): the product, 1 for no factor; a zero factor gives exp(-inf) = 0
+    miss = none_yet.list.eval(pl.element().log().sum()).list.first().exp()
+    hit = pl.when(a.is_not_null()).then(1.0 - miss)
+    clear = none_yet.list.eval(pl.element().cum_prod().shift(1, fill_value=1.0))
+    terms = clear * r / (n - offsets) / (a + offsets)
+    rr = pl.when(a.is_not_null()).then(terms.list.sum())
+    return hit, rr
 
 
 def ndcg(dcg: pl.Expr, ideal_dcg: pl.Expr) -> pl.Expr:

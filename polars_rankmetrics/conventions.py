@@ -14,12 +14,16 @@ A preset **fixes** the conventions that define its measures and only
 convention                ``"default"``    ``"trec"`` (trec_eval 10.0)
 ========================  ===============  =======================================
 ``denominator``           min_k            relevant (fixed)
-``gain``                  linear           linear (fixed)
+``gain``                  linear           linear (fixed; a table as ``-mndcg``)
+``ideal``                 truth            truth (fixed)
 ``ties``                  item_desc        item_desc (fixed)
 ``relevance_level``       None             None
 ``users_without_recs``    zero             exclude (``-c`` is ``"zero"``)
 ``users_without_truth``   exclude          judged
 ``duplicates``            error            error
+``unjudged``              keep             keep (``-J`` is ``"remove"``)
+``nonpositive_scores``    keep             keep
+``user_sets``             any              any
 ========================  ===============  =======================================
 
 Under ``"default"`` every convention is only a default. Under ``"trec"`` an
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
@@ -44,24 +49,80 @@ __all__ = ["PRESETS", "Conventions", "Preset", "resolve"]
 Preset = Literal["default", "trec"]
 Denominator = formula.Denominator
 Gain = formula.Gain
-Ties = Literal["item_desc", "item_asc", "input"]
+GainTable = formula.GainTable
+Ties = Literal["item_desc", "item_asc", "input", "average"]
+Ideal = Literal["truth", "k"]
+Unjudged = Literal["keep", "remove"]
+NonpositiveScores = Literal["keep", "drop"]
+UserSets = Literal["any", "strict"]
 Duplicates = Literal["error", "first"]
 UsersWithoutRecs = Literal["zero", "exclude"]
 UsersWithoutTruth = Literal["exclude", "judged", "zero"]
 
 PRESET_NAMES: tuple[Preset, ...] = ("default", "trec")
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "denominator": ("min_k", "relevant", "hits"),
+    "denominator": ("min_k", "relevant", "hits", "k"),
     "gain": ("linear", "exponential"),
-    "ties": ("item_desc", "item_asc", "input"),
+    "ideal": ("truth", "k"),
+    "ties": ("item_desc", "item_asc", "input", "average"),
     "users_without_recs": ("zero", "exclude"),
     "users_without_truth": ("exclude", "judged", "zero"),
     "duplicates": ("error", "first"),
+    "unjudged": ("keep", "remove"),
+    "nonpositive_scores": ("keep", "drop"),
+    "user_sets": ("any", "strict"),
 }
 
 
 def _check_choice(value: object, allowed: tuple[str, ...], *, name: str) -> None:
     v.check_literal(value, allowed, name=name)
+
+
+def check_gain(gain: object) -> formula.GainSpec:
+    """``gain`` as ``"linear"``, ``"exponential"`` or a sorted table of (grade, gain) pairs.
+
+    A mapping ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``) needs grades > 0
+    (rows of grade <= 0 never reach DCG) and finite gains >= 0 up to 1e300;
+    unlisted grades keep their own value as gain.
+    """
+    if isinstance(gain, str):
+        _check_choice(gain, _CHOICES["gain"], name="gain")
+        return gain  # type: ignore[return-value]
+    pairs: object = list(gain.items()) if isinstance(gain, Mapping) else gain
+    if not isinstance(pairs, (tuple, list)):
+        raise TypeError(
+            f"gain must be 'linear', 'exponential' or a mapping {{grade: gain}} such as "
+            f"{{1: 3, 2: 9}}, got {v.shorten(gain)}"
+        )
+    table: dict[float, float] = {}
+    pair: object
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(
+                f"gain table entries must be (grade, gain) pairs, got {v.shorten(pair)}"
+            )
+        grade, value = pair
+        for what, number in (("grade", grade), ("gain", value)):
+            if isinstance(number, bool) or not isinstance(number, numbers.Real):
+                raise TypeError(
+                    f"gain mapping {what}s must be numbers, got {v.shorten(number)} "
+                    f"(e.g. gain={{1: 3, 2: 9}})"
+                )
+        level, amount = float(grade), float(value)
+        if not (math.isfinite(level) and level > 0):
+            raise ValueError(
+                f"gain mapping: grade {v.shorten(grade)} must be a finite number > 0 (items of "
+                "grade <= 0 are never gained: give them no entry)"
+            )
+        if not (math.isfinite(amount) and 0 <= amount <= formula.GAIN_LIMIT):
+            raise ValueError(
+                f"gain mapping: the gain of grade {level:g} must be a finite number in "
+                f"[0, 1e300], got {v.shorten(value)}"
+            )
+        if level in table:
+            raise ValueError(f"gain mapping: grade {level:g} is given twice")
+        table[level] = amount
+    return tuple(sorted(table.items()))
 
 
 def check_level(level: object) -> float | None:
@@ -87,9 +148,17 @@ class Conventions:
         AP denominator: ``"min_k"`` (Kaggle ``min(m_u, k)``), ``"relevant"``
         (trec_eval, m_u) or ``"hits"``.
     gain
-        NDCG/DCG gain: ``"linear"`` (g, trec_eval) or ``"exponential"`` (2^g - 1).
+        NDCG/DCG gain: ``"linear"`` (g, trec_eval), ``"exponential"`` (2^g - 1)
+        or a table of ``(grade, gain)`` pairs (from a mapping ``{grade: gain}``,
+        trec_eval ``-mndcg.1=3,2=9``: unlisted grades gain their own value).
+    ideal
+        NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or
+        ``"k"`` (k items of the user's highest gain: RecTools' NDCG).
     ties
-        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
+        or ``"average"``: the expected measure over every order of the tied items
+        (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``), for
+        the measures that implement it.
     relevance_level
         Minimum grade the binary measures count as relevant (trec_eval ``-l``);
         ``None``: every positive grade. Graded measures read the raw grades.
@@ -102,6 +171,14 @@ class Conventions:
         or truth rows count).
     duplicates
         An item recommended twice in a list: ``"error"`` or ``"first"``.
+    unjudged
+        Recommended items without any truth row: ``"keep"`` or ``"remove"``
+        (before positions are assigned: condensed lists, trec_eval ``-J``).
+    nonpositive_scores
+        Recommendations with a score <= 0: ``"keep"`` or ``"drop"`` (not retrieved).
+    user_sets
+        ``"any"`` or ``"strict"``: the users of the recommendations and of the
+        truth must be the same (ranx's strict comparison).
     preset
         The preset these came from (``"default"``, ``"trec"``).
 
@@ -119,18 +196,24 @@ with denominator='min_k'
     """
 
     denominator: Denominator = "min_k"
-    gain: Gain = "linear"
+    gain: Gain | GainTable = "linear"
+    ideal: Ideal = "truth"
     ties: Ties = "item_desc"
     relevance_level: float | None = None
     users_without_recs: UsersWithoutRecs = "zero"
     users_without_truth: UsersWithoutTruth = "exclude"
     duplicates: Duplicates = "error"
+    unjudged: Unjudged = "keep"
+    nonpositive_scores: NonpositiveScores = "keep"
+    user_sets: UserSets = "any"
     preset: Preset = "default"
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
-            _check_choice(getattr(self, name), allowed, name=name)
+            if name != "gain":
+                _check_choice(getattr(self, name), allowed, name=name)
         _check_choice(self.preset, PRESET_NAMES, name="conventions")
+        object.__setattr__(self, "gain", check_gain(self.gain))
         object.__setattr__(self, "relevance_level", check_level(self.relevance_level))
 
 
@@ -140,7 +223,7 @@ FIXED: dict[str, frozenset[str]] = {
     "default": frozenset(),
     # trec_eval's AP divides by every relevant item, its NDCG has linear gain and
     # it orders equal scores by docno descending
-    "trec": frozenset({"denominator", "gain", "ties"}),
+    "trec": frozenset({"denominator", "gain", "ideal", "ties"}),
 }
 PRESETS["default"] = Conventions()
 # trec_eval 10.0 without -c: only queries with a run; a judged query without a
@@ -162,9 +245,10 @@ def resolve(conventions: Preset | Conventions = "default", **given: object) -> C
         A preset name (``"default"``, ``"trec"``) or a :class:`Conventions`
         object, which then fixes every convention.
     **given
-        ``denominator``, ``gain``, ``ties``, ``relevance_level``,
-        ``users_without_recs``, ``users_without_truth``, ``duplicates``;
-        ``None`` takes the preset's value.
+        ``denominator``, ``gain``, ``ideal``, ``ties``, ``relevance_level``,
+        ``users_without_recs``, ``users_without_truth``, ``duplicates``,
+        ``unjudged``, ``nonpositive_scores``, ``user_sets``; ``None`` takes
+        the preset's value.
 
     Raises
     ------
@@ -196,18 +280,25 @@ def resolve(conventions: Preset | Conventions = "default", **given: object) -> C
             continue
         if name == "relevance_level":
             checked: object = check_level(value)
+        elif name == "gain":
+            checked = check_gain(value)
         else:
             _check_choice(value, _CHOICES[name], name=name)
             checked = value
         current = getattr(base, name)
         if checked == current:
             continue
+        if name == "gain" and base.preset == "trec" and isinstance(checked, tuple):
+            # trec_eval's own -mndcg.1=3,2=9: a gain table is trec_eval's definition too
+            changes[name] = checked
+            continue
         if name in fixed:
             why = " (trec_eval's definition)" if base.preset == "trec" else ""
             other = "conventions='default'" if base.preset != "default" else "a preset"
+            shown = formula.gain_label(checked) if name == "gain" else repr(checked)  # type: ignore[arg-type]
             raise ValueError(
-                f"{preset_text} fixes {name}={current!r}{why}, so {name}={checked!r} "
-                f"contradicts it: drop {name}=, or use {other} with {name}={checked!r}"
+                f"{preset_text} fixes {name}={current!r}{why}, so {name}={shown} "
+                f"contradicts it: drop {name}=, or use {other} with {name}={shown}"
             )
         changes[name] = checked
     return replace(base, **changes) if changes else base

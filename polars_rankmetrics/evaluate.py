@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,8 @@ from polars_rankmetrics._measures._registry import (
     NONRELEVANT_ABOVE,
     RELEVANT,
     RELEVANT_ABOVE,
+    TIE_RELEVANT,
+    TIE_SIZE,
     UNJUDGED_ABOVE,
     Aggregation,
     Context,
@@ -57,8 +59,12 @@ from polars_rankmetrics.conventions import (
     Denominator,
     Duplicates,
     Gain,
+    Ideal,
+    NonpositiveScores,
     Preset,
     Ties,
+    Unjudged,
+    UserSets,
     UsersWithoutRecs,
     UsersWithoutTruth,
     resolve,
@@ -66,8 +72,12 @@ from polars_rankmetrics.conventions import (
 
 __all__ = [
     "AggregationPart",
+    "Ideal",
     "MetricSpec",
+    "NonpositiveScores",
     "Preset",
+    "Unjudged",
+    "UserSets",
     "UsersWithoutRecs",
     "UsersWithoutTruth",
     "aggregate",
@@ -84,6 +94,7 @@ _PATTERN = re.compile(
     r"(?:@\s*(?P<cutoffs>[0-9]+(?:\s*,\s*[0-9]+)*))?\s*$"
 )
 _MAX_TABLE = 1 << 20  # most entries of the ideal DCG's table of discount prefix sums
+_TOP_GAIN = f"{PREFIX}top_gain"  # the user's highest gain (ideal="k")
 _POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
 
 
@@ -353,12 +364,16 @@ def per_user_parts(
     relevance: str | None = None,
     by: str | Sequence[str] | None = None,
     denominator: Denominator | None = None,
-    gain: Gain | None = None,
+    gain: Gain | Mapping[float, float] | None = None,
     ties: Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
+    ideal: Ideal | None = None,
+    unjudged: Unjudged | None = None,
+    nonpositive_scores: NonpositiveScores | None = None,
+    user_sets: UserSets | None = None,
     conventions: Preset | Conventions = "default",
     interactions: Any = None,
     items: Any = None,
@@ -401,6 +416,10 @@ def per_user_parts(
         users_without_recs=users_without_recs,
         users_without_truth=users_without_truth,
         duplicates=duplicates,
+        ideal=ideal,
+        unjudged=unjudged,
+        nonpositive_scores=nonpositive_scores,
+        user_sets=user_sets,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
     described = _ListInputs(interactions, items, category)
@@ -423,12 +442,16 @@ def evaluate(
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
     denominator: Denominator | None = None,
-    gain: Gain | None = None,
+    gain: Gain | Mapping[float, float] | None = None,
     ties: Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: Duplicates | None = None,
+    ideal: Ideal | None = None,
+    unjudged: Unjudged | None = None,
+    nonpositive_scores: NonpositiveScores | None = None,
+    user_sets: UserSets | None = None,
     conventions: Preset | Conventions = "default",
     interactions: Any = None,
     items: Any = None,
@@ -448,7 +471,9 @@ def evaluate(
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
         Names: ``precision@k``, ``recall``, ``f1@k``, ``hit_rate``
         (``hits``, ``success``: 1 if anything relevant is in the top k),
-        ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``),
+        ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``;
+        **warning**: ``hits@k`` here is the hit rate, 0 or 1 per user, while
+        ranx's ``hits@k`` is this count),
         ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
         ``mean_rank``, ``pooled_recall@k`` (``micro_recall``),
         ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Measures of
@@ -472,11 +497,24 @@ def evaluate(
         those keys.
     denominator
         AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval),
-        ``"hits"``. See :func:`polars_rankmetrics.average_precision`.
+        ``"hits"``, ``"k"`` (the cutoff: RecTools ``divide_by_k=True``, RePlay;
+        needs ``map@k``). See :func:`polars_rankmetrics.average_precision`.
     gain
-        NDCG/DCG gain: ``"linear"`` (trec_eval) or ``"exponential"`` (2^rel - 1).
+        NDCG/DCG gain: ``"linear"`` (trec_eval), ``"exponential"`` (2^rel - 1)
+        or a mapping ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``: grades
+        not listed gain their own value; grades > 0, gains finite and >= 0).
+        The ideal list is sorted by gain.
+    ideal
+        NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or
+        ``"k"`` (k items of the user's highest gain, RecTools' NDCG, "SDCG";
+        binary: ``sum_{i<=k} 1/log2(i+1)``; needs ``ndcg@k``).
     ties
-        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``.
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
+        or ``"average"``: the exact expected value over every order of the tied
+        items (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``),
+        from ``score`` only, for precision, recall, f1, fbeta, hit_rate,
+        n_relevant_retrieved, pooled_recall, map (denominator not ``"hits"``),
+        mrr, dcg and ndcg; other measures refuse it.
     relevance_level
         Minimum grade that binary metrics count as relevant (trec_eval ``-l``);
         a finite number.
@@ -496,6 +534,20 @@ def evaluate(
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
         best position). Lists are checked up to the largest cutoff requested:
         a repeat further down cannot change any metric asked for.
+    unjudged
+        Recommended items without a judgement, that is without a truth row
+        or with a negative grade (trec_eval's "in the pool, unjudged"):
+        ``"keep"`` or ``"remove"``, before positions are assigned, so the
+        items below move up (condensed lists, Sakai 2007; trec_eval ``-J``,
+        pytrec_eval ``judged_docs_only_flag``). Given ranks are re-numbered
+        1, 2, ... in their order.
+    nonpositive_scores
+        ``"keep"`` or ``"drop"``: recommendations with a score <= 0 are not
+        retrieved (removed before positions are assigned; needs ``score``).
+    user_sets
+        ``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the
+        truth (users with any truth row) must be the same, else the call
+        raises naming how many are on one side only (ranx's strict check).
     conventions
         A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
         :class:`polars_rankmetrics.Conventions` object. Every convention
@@ -504,8 +556,11 @@ def evaluate(
         (an explicit different value is refused) and defaults
         ``users_without_recs="exclude"`` (pass ``"zero"`` for trec_eval ``-c``)
         and ``users_without_truth="judged"``. ``"default"``: ``"min_k"``,
-        ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``.
-        See :mod:`polars_rankmetrics.conventions`.
+        ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``,
+        ``ideal="truth"``, ``unjudged="keep"``, ``nonpositive_scores="keep"``,
+        ``user_sets="any"``. ``"trec"`` also fixes ``ideal="truth"``; a gain
+        mapping is allowed with it (trec_eval's ``-mndcg``). See
+        :mod:`polars_rankmetrics.conventions`.
     interactions, items, category
         For the measures of the lists: the training history (novelty, arp,
         long_tail, calibration), the item catalog (coverage, gini, ild,
@@ -580,6 +635,10 @@ def evaluate(
         users_without_recs=users_without_recs,
         users_without_truth=users_without_truth,
         duplicates=duplicates,
+        ideal=ideal,
+        unjudged=unjudged,
+        nonpositive_scores=nonpositive_scores,
+        user_sets=user_sets,
     )
     roles = _Roles(user, item, rank, score, relevance, tuple(r.as_list(by)))
     described = _ListInputs(interactions, items, category)
@@ -620,24 +679,10 @@ class _ListInputs:
     category: str | None
 
 
-def _plan(
-    recs: pl.DataFrame | pl.LazyFrame,
-    truth: pl.DataFrame | pl.LazyFrame | None,
-    metrics: str | Sequence[str],
-    roles: _Roles,
-    conv: Conventions,
-    *,
-    described: _ListInputs,
-) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]], list[_Request], list[str]]:
-    """The per-user parts frame (unsorted, unguarded), its data checks, the requests, the keys."""
-    specs = parse_metrics(metrics)
-    check_roles(
-        user=roles.user,
-        item=roles.item,
-        by=roles.by,
-        recs_only={"score": roles.score} if roles.score is not None else {"rank": roles.rank},
-        truth_only={"relevance": roles.relevance},
-    )
+def _requests(
+    specs: Sequence[MetricSpec], roles: _Roles, conv: Conventions
+) -> tuple[list[_Request], str, list[str]]:
+    """Each metric with its measure and context, the position column and the key columns."""
     position = roles.rank
     if roles.score is not None and roles.rank in {roles.user, roles.item, roles.score, *roles.by}:
         # the positions are derived: give them a private name rather than overwrite a role
@@ -659,8 +704,41 @@ def _plan(
         )
         for spec in specs
     ]
+    return requests, position, keys
+
+
+def _plan(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    metrics: str | Sequence[str],
+    roles: _Roles,
+    conv: Conventions,
+    *,
+    described: _ListInputs,
+) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]], list[_Request], list[str]]:
+    """The per-user parts frame (unsorted, unguarded), its data checks, the requests, the keys."""
+    specs = parse_metrics(metrics)
+    check_roles(
+        user=roles.user,
+        item=roles.item,
+        by=roles.by,
+        recs_only={"score": roles.score} if roles.score is not None else {"rank": roles.rank},
+        truth_only={"relevance": roles.relevance},
+    )
+    requests, position, keys = _requests(specs, roles, conv)
+    tie_average = conv.ties == "average"
+    if tie_average:
+        _check_tie_average(requests, roles)
     recs_spec = r.RecsSpec(
-        roles.user, roles.item, position, roles.score, roles.by, conv.ties, conv.duplicates
+        roles.user,
+        roles.item,
+        position,
+        roles.score,
+        roles.by,
+        # ties="average": the duplicate policy runs on a strict order, then each group of
+        # equal scores gets its first position and size (_ranked_cut)
+        "item_desc" if conv.ties == "average" else conv.ties,
+        conv.duplicates,
     )
     # measures of the lists themselves (coverage, novelty, ...) read no truth
     truth_requests = [
@@ -685,16 +763,36 @@ def _plan(
         recs_schema = recs_lf.collect_schema()
         r.check_recs_schema(recs_schema, recs_spec)
         checks = [(recs_lf, r.recs_checks(recs_spec, recs_schema, in_memory=in_memory))]
+    _check_ideal(requests, conv)
+    if truth is None and (conv.unjudged == "remove" or conv.nonpositive_scores == "drop"):
+        raise ValueError(
+            "unjudged='remove' and nonpositive_scores='drop' change the lists compared with "
+            "the truth: pass truth= (the measures of the lists alone read every row)"
+        )
+    retrieved = (
+        _retrieved(recs_lf, truth_lf, recs_spec, truth_spec, conv)
+        if truth_requests and truth is not None
+        else None
+    )
     ranked = _ranked_cut(
-        recs_lf,
+        recs_lf if retrieved is None else retrieved,
         recs_spec,
         specs,
         hold=in_memory,
-        run_lengths=r.lengths_in_rank_order(recs, recs_spec),
+        # rows removed before ranking: the lists are no longer runs of the input's rows
+        run_lengths=(
+            r.lengths_in_rank_order(recs, recs_spec)
+            if retrieved is None and not tie_average
+            else None
+        ),
+        renumber=retrieved is not None and roles.score is None,
+        tie_groups=tie_average,
     )
     parts: pl.LazyFrame | None = None
     hit_rows: pl.LazyFrame | None = None
     if truth_requests and truth is not None:
+        if conv.user_sets == "strict":
+            checks.append(_user_sets_check(recs_lf, truth_lf, recs_spec, truth_spec))
         inputs = {name for request in truth_requests for name in request.measure.inputs}
         # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
         levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
@@ -806,14 +904,16 @@ def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataC
     bad = ~(formula.gain(grade, conv.gain) <= formula.GAIN_LIMIT) & ~grade.is_nan()
     limit = (
         "above 1e300"
-        if conv.gain == "linear"
+        if conv.gain != "exponential"
         else f"above {math.log2(formula.GAIN_LIMIT + 1):.1f}, where 2^g - 1 passes 1e300"
     )
+    # the message is formatted with {n}: a gain table's braces are doubled
+    label = formula.gain_label(conv.gain).replace("{", "{{").replace("}", "}}")
     return v.DataCheck(
         bad=bad,
         message=f"truth column {column!r} (relevance) has {{n}} grade(s) too large for the "
-        f"{conv.gain} gain (grades {limit}, or infinite): DCG and NDCG would overflow to inf or "
-        "NaN; rescale the grades",
+        f"{label} gain (grades {limit}, or infinite): DCG and NDCG "
+        "would overflow to inf or NaN; rescale the grades",
         show=(roles.user, roles.item, column),
         screen=bad.any() if in_memory else None,
     )
@@ -821,6 +921,105 @@ def _gain_check(roles: _Roles, conv: Conventions, *, in_memory: bool) -> v.DataC
 
 def _truthless_names() -> list[str]:
     return [m.name for m in registry.all_measures() if "beyond_accuracy" in m.inputs]
+
+
+def _check_ideal(requests: Sequence[_Request], conv: Conventions) -> None:
+    """``ideal="k"`` needs a cutoff on every measure that reads the ideal DCG."""
+    if conv.ideal != "k":
+        return
+    for request in requests:
+        if "ideal" not in request.measure.inputs:
+            continue
+        k = request.ctx.k
+        if k is None:
+            raise ValueError(
+                f"ideal='k' makes the ideal DCG k items of the top gain, so "
+                f"{request.spec.label!r} needs a cutoff, e.g. '{request.spec.name}@10'"
+            )
+        if k > _MAX_TABLE:
+            raise ValueError(
+                f"ideal='k' sums k discounts: the cutoff of {request.spec.label!r} must be at "
+                f"most {_MAX_TABLE}"
+            )
+
+
+def _check_tie_average(requests: Sequence[_Request], roles: _Roles) -> None:
+    """``ties="average"`` needs scores and measures whose expectation is implemented."""
+    if roles.score is None:
+        raise ValueError(
+            "ties='average' averages over the orders of equal scores: pass score=<column> "
+            "(given ranks have no ties to average)"
+        )
+    refused = [request.spec.label for request in requests if not request.measure.tie_average]
+    if refused:
+        supported = [m.name for m in registry.all_measures() if m.tie_average]
+        raise ValueError(
+            f"ties='average' is not implemented for {refused}: its exact expectation over "
+            f"the orders of tied scores is implemented for {supported}; use another ties= "
+            "for the others"
+        )
+
+
+def _retrieved(
+    recs: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    conv: Conventions,
+) -> pl.LazyFrame | None:
+    """The recommendations left once ``unjudged``/``nonpositive_scores`` removed some (or None).
+
+    Both remove rows before positions are assigned, so the rows below move up
+    (condensed lists, Sakai 2007; trec_eval ``-J``).
+    """
+    kept = None
+    if conv.nonpositive_scores == "drop":
+        if spec.score is None:
+            raise ValueError(
+                "nonpositive_scores='drop' reads the scores: pass score=<column> (with given "
+                "ranks there is no score to compare with 0)"
+            )
+        # NaN has its own data check; a null score is refused there too
+        kept = recs.filter(pl.col(spec.score).cast(pl.Float64) > 0)
+    if conv.unjudged == "remove":
+        on = [*truth_spec.shared_by, spec.user, spec.item]
+        judged = truth
+        if truth_spec.relevance is not None:
+            # trec_eval (form_res_rels.c): a negative grade is "in the pool but unjudged"
+            judged = truth.filter(pl.col(truth_spec.relevance).cast(pl.Float64) >= 0)
+        judged = judged.select(on).unique()
+        kept = (recs if kept is None else kept).join(judged, on=on, how="semi")
+    return kept
+
+
+def _user_sets_check(
+    recs: pl.LazyFrame, truth: pl.LazyFrame, spec: r.RecsSpec, truth_spec: r.TruthSpec
+) -> tuple[pl.LazyFrame, list[v.DataCheck]]:
+    """``user_sets="strict"``: every list's user has truth rows and every truth user a list."""
+    in_recs, in_truth = f"{PREFIX}in_recs", f"{PREFIX}in_truth"
+    keys = spec.list_keys
+    listed = recs.select(keys).unique().with_columns(pl.lit(value=True).alias(in_recs))
+    judged = _judged_users(recs, truth, spec, truth_spec).with_columns(
+        pl.lit(value=True).alias(in_truth)
+    )
+    # sorted: the example rows of the message are the smallest keys, not a join's whim
+    both = listed.join(judged, on=keys, how="full", coalesce=True).sort(keys)
+    what = "(" + ", ".join(keys) + ")"
+    hint = "; pass user_sets='any' to evaluate the users they share"
+    return both, [
+        v.DataCheck(
+            bad=pl.col(in_truth).is_null(),
+            message=f"user_sets='strict': {{n}} {what} value(s) in recs only "
+            f"(recommendations but no truth row){hint}",
+            show=tuple(keys),
+        ),
+        v.DataCheck(
+            bad=pl.col(in_recs).is_null(),
+            message=f"user_sets='strict': {{n}} {what} value(s) in truth only "
+            f"(truth rows but no recommendations){hint}",
+            show=tuple(keys),
+        ),
+    ]
 
 
 def _largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
@@ -838,12 +1037,28 @@ def _ranked_cut(
     *,
     hold: bool,
     run_lengths: pl.Series | None,
+    renumber: bool = False,
+    tie_groups: bool = False,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
     ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
+    if renumber:
+        # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
+        # repeated rank repeated, so the position check still sees it
+        ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
+    extra = []
+    if tie_groups and spec.score is not None:
+        # ties="average": a group of equal scores keeps its first position a and its size n
+        # (the cut at a <= k keeps every group that reaches into the top k whole)
+        value = pl.col(spec.score).cast(pl.Float64) + 0.0  # -0.0 ties with 0.0
+        ranked = ranked.with_columns(
+            value.rank("min", descending=True).over(spec.list_keys).alias(spec.rank),
+            pl.len().over([*spec.list_keys, value]).alias(TIE_SIZE),
+        )
+        extra = [TIE_SIZE]
     k = _largest_cutoff(specs)
-    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
+    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank, *extra)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
     # memory, and only a top-k cut (a small share of their rows): a lazy scan may be
@@ -858,17 +1073,22 @@ def _hits_table(
     truth_spec: r.TruthSpec,
     *,
     hit_index: bool,
+    tie_groups: bool = False,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
 
     With ``hit_index``, sorted by list and position, so that the index of each
     relevant hit within its list (for AP) is a running count rather than a
-    sort per user.
+    sort per user; with ``tie_groups`` too (``ties="average"``), each row also
+    gets its tie group's number of relevant items (AP's expectation reads it).
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
     hits = truth.join(ranked, on=on, how="inner")
     if not hit_index:
         return hits
+    if tie_groups:
+        in_group = pl.col(RELEVANT).cast(pl.UInt32).sum().over([*spec.list_keys, spec.rank])
+        hits = hits.with_columns(in_group.alias(TIE_RELEVANT))
     hits = hits.sort([*spec.list_keys, spec.rank])
     relevant = pl.col(RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
@@ -882,6 +1102,34 @@ def _hits_table(
 
 def _ideal_cutoffs(requests: Sequence[_Request]) -> set[int | None]:
     return {request.ctx.k for request in requests if "ideal" in request.measure.inputs}
+
+
+def _partial_tables(
+    hits: pl.LazyFrame,
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    truth_stats: pl.LazyFrame,
+    *,
+    spec: r.RecsSpec,
+    truth_spec: r.TruthSpec,
+    inputs: Collection[str],
+) -> list[tuple[pl.LazyFrame, str]]:
+    """Each table the requested measures read, with the ``Measure`` field of its partials.
+
+    The hits table always; the others only when a requested measure declares them.
+    """
+    tables = [(hits, "hit_partials")]
+    if "judged" in inputs:
+        tables.append((_judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
+    if "list" in inputs:
+        tables.append((ranked, "list_partials"))
+    if "judgements" in inputs:
+        user_keys = [*truth_spec.shared_by, spec.user]
+        judgements = _judgements_table(
+            ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, user_keys=user_keys
+        )
+        tables.append((judgements, "judgement_partials"))
+    return tables
 
 
 def _per_user(
@@ -917,20 +1165,35 @@ def _per_user(
     table_sizes = [k if longest is None else min(k, longest) for k in ideal_cutoffs if k]
     counted_ok = None not in ideal_cutoffs and all(n <= _MAX_TABLE for n in table_sizes)
     levels = grade_levels if counted_ok else None
-    ideal_ranks = bool(ideal_cutoffs) and levels is None
+    top_gain = conv.ideal == "k" and bool(ideal_cutoffs)
+    ideal_ranks = bool(ideal_cutoffs) and levels is None and not top_gain
     relevant_truth = r.labeled_truth(
         truth, truth_spec, ideal=ideal_ranks, names=(GRADE, RELEVANT, IDEAL_RANK)
     )
+    if ideal_ranks and isinstance(conv.gain, tuple):
+        # a gain table need not grow with the grade: the ideal list sorts by gain
+        by_gain = formula.gain(pl.col(GRADE), conv.gain).rank("ordinal", descending=True)
+        relevant_truth = relevant_truth.with_columns(by_gain.over(user_keys).alias(IDEAL_RANK))
     statistics = [pl.col(RELEVANT).sum().alias(N_RELEVANT)]
-    if ideal_ranks:
+    if top_gain:
+        # RecTools' NDCG: the ideal list is k items of the user's highest gain
+        statistics.append(formula.gain(pl.col(GRADE), conv.gain).max().alias(_TOP_GAIN))
+    elif ideal_ranks:
         statistics += [_ranked_ideal(k, conv) for k in ideal_cutoffs]
     elif ideal_cutoffs and levels is not None:
         statistics += _grade_counts(levels, truth_spec)
     truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
-    if ideal_cutoffs and levels is not None:
+    if top_gain:
+        truth_stats = truth_stats.with_columns(
+            (pl.col(_TOP_GAIN) * formula.discount_sum(k)).alias(_ideal_name(k))
+            for k in ideal_cutoffs
+            if k is not None
+        )
+    elif ideal_cutoffs and levels is not None:
+        index_of = {level: index for index, level in enumerate(levels)}
         counted = [
-            (formula.gain(pl.lit(level), conv.gain), pl.col(f"{PREFIX}n_grade{index}"))
-            for index, level in enumerate(levels)
+            (formula.gain(pl.lit(level), conv.gain), pl.col(f"{PREFIX}n_grade{index_of[level]}"))
+            for level in formula.gain_order(conv.gain, levels)
         ]
         truth_stats = truth_stats.with_columns(
             formula.ideal_dcg(counted, k, longest).alias(_ideal_name(k))
@@ -941,21 +1204,21 @@ def _per_user(
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
-    hits = _hits_table(ranked, labeled, spec, truth_spec, hit_index="hit_index" in inputs)
+    hits = _hits_table(
+        ranked,
+        labeled,
+        spec,
+        truth_spec,
+        hit_index="hit_index" in inputs,
+        tie_groups=conv.ties == "average",
+    )
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     per_user = r.expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
-    tables = [(hits, "hit_partials")]
-    if "judged" in inputs:
-        tables.append((_judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
-    if "list" in inputs:
-        tables.append((ranked, "list_partials"))
-    if "judgements" in inputs:
-        judgements = _judgements_table(
-            ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, user_keys=user_keys
-        )
-        tables.append((judgements, "judgement_partials"))
+    tables = _partial_tables(
+        hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
+    )
     for table, kind in tables:
         partials = {
             partial.name: partial

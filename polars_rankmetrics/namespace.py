@@ -15,7 +15,7 @@ checker, with every parameter checked. The plain functions
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import polars as pl
@@ -83,12 +83,16 @@ class _RankNamespace(Generic[FrameT]):
         by: str | Sequence[str] | None = None,
         per_user: bool = False,
         denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
+        gain: _metrics.Gain | Mapping[float, float] | None = None,
         ties: _ranking.Ties | None = None,
         relevance_level: float | None = None,
         users_without_recs: _evaluate.UsersWithoutRecs | None = None,
         users_without_truth: _evaluate.UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
+        ideal: _evaluate.Ideal | None = None,
+        unjudged: _evaluate.Unjudged | None = None,
+        nonpositive_scores: _evaluate.NonpositiveScores | None = None,
+        user_sets: _evaluate.UserSets | None = None,
         conventions: _evaluate.Preset | _Conventions = "default",
         interactions: Any = None,
         items: Any = None,
@@ -98,7 +102,8 @@ class _RankNamespace(Generic[FrameT]):
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
+            users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
+            unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
             conventions=conventions, interactions=interactions, items=items, category=category,
         )  # fmt: skip
 

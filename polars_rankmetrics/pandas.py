@@ -47,7 +47,7 @@ import difflib
 import inspect
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import polars as pl
@@ -69,7 +69,15 @@ from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.conventions import Conventions as _Conventions
-from polars_rankmetrics.evaluate import Preset, UsersWithoutRecs, UsersWithoutTruth
+from polars_rankmetrics.evaluate import (
+    Ideal,
+    NonpositiveScores,
+    Preset,
+    Unjudged,
+    UserSets,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+)
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
 
 __all__ = [
@@ -251,12 +259,16 @@ def evaluate(
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
     denominator: _metrics.Denominator | None = None,
-    gain: _metrics.Gain | None = None,
+    gain: _metrics.Gain | Mapping[float, float] | None = None,
     ties: _ranking.Ties | None = None,
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
     duplicates: _ranking.Duplicates | None = None,
+    ideal: Ideal | None = None,
+    unjudged: Unjudged | None = None,
+    nonpositive_scores: NonpositiveScores | None = None,
+    user_sets: UserSets | None = None,
     conventions: Preset | _Conventions = "default",
     interactions: Any = None,
     items: Any = None,
@@ -276,8 +288,8 @@ def evaluate(
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
     user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
-relevance_level, users_without_recs, users_without_truth, duplicates, conventions, \
-interactions, items, category
+relevance_level, users_without_recs, users_without_truth, duplicates, ideal, unjudged, \
+nonpositive_scores, user_sets, conventions, interactions, items, category
         As in :func:`polars_rankmetrics.evaluate`, which documents every
         convention and which users are averaged.
 
@@ -318,7 +330,8 @@ interactions, items, category
         frame, truth_frame, metrics, user=user, item=item, rank=rank, score=score,
         relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
         ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-        users_without_truth=users_without_truth, duplicates=duplicates,
+        users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
+        unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
         conventions=conventions, interactions=interactions, items=items, category=category,
     )  # fmt: skip
     return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
@@ -428,12 +441,16 @@ class _FrameRank:
         by: str | Sequence[str] | None = None,
         per_user: bool = False,
         denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
+        gain: _metrics.Gain | Mapping[float, float] | None = None,
         ties: _ranking.Ties | None = None,
         relevance_level: float | None = None,
         users_without_recs: UsersWithoutRecs | None = None,
         users_without_truth: UsersWithoutTruth | None = None,
         duplicates: _ranking.Duplicates | None = None,
+        ideal: Ideal | None = None,
+        unjudged: Unjudged | None = None,
+        nonpositive_scores: NonpositiveScores | None = None,
+        user_sets: UserSets | None = None,
         conventions: Preset | _Conventions = "default",
         interactions: Any = None,
         items: Any = None,
@@ -443,7 +460,8 @@ class _FrameRank:
             self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
             relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
             ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
+            users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
+            unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
             conventions=conventions, interactions=interactions, items=items, category=category,
         )  # fmt: skip
 

@@ -21,7 +21,7 @@ def test_presets_hold_the_documented_values() -> None:
     trec = PRESETS["trec"]
     assert (trec.denominator, trec.gain, trec.ties) == ("relevant", "linear", "item_desc")
     assert (trec.users_without_recs, trec.users_without_truth) == ("exclude", "judged")
-    assert FIXED["trec"] == {"denominator", "gain", "ties"}
+    assert FIXED["trec"] == {"denominator", "gain", "ideal", "ties"}
     assert FIXED["default"] == frozenset()
 
 

@@ -77,9 +77,10 @@ Example 5 (MRR, Hits@k, Mean Rank) and the means of example 1:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 Positions = Mapping[Hashable, int]
@@ -209,6 +210,10 @@ def average_precision(
         d = m if k is None else min(m, k)
     elif denominator == "hits":
         d = hits(positions, relevant, k)
+    elif denominator == "k":
+        # RecTools divide_by_k=True, RePlay: AP@K = (1/K) sum P@i rel(i)
+        assert k is not None
+        d = k
     else:
         raise ValueError(denominator)
     return 0.0 if d == 0 else total / d
@@ -586,3 +591,82 @@ def judged(positions: Positions, judged_items: set[Hashable], k: int | None) -> 
     if not top:
         return None
     return sum(item in judged_items for item in top) / len(top)
+
+
+# --- peer conventions (issue 12) --------------------------------------------------------
+
+
+def table_gain(grade: float, table: dict[float, float]) -> float:
+    """trec_eval -mndcg.1=3,2=9: a listed grade's gain, else the grade itself; <= 0 gains 0."""
+    if grade <= 0:
+        return 0.0
+    return table.get(grade, float(grade))
+
+
+def any_gain(grade: float, gain: str | dict[float, float]) -> float:
+    return table_gain(grade, gain) if isinstance(gain, dict) else gain_of(grade, gain)
+
+
+def peer_ndcg(
+    positions: Positions,
+    grades: Grades,
+    k: int | None,
+    gain: str | dict[float, float],
+    ideal: str,
+) -> float | None:
+    """NDCG@k with a gain table and either ideal: None where the ideal DCG is 0.
+
+    ideal "truth": the user's gains sorted descending (trec_eval sorts its
+    levels by gain, m_ndcg.c); "k": k copies of the user's largest gain
+    (RecTools' NDCG, whose ideal is k relevant items).
+    """
+    by_position = item_at(positions)
+    found = 0.0
+    for i in range(1, last_position(positions, k) + 1):
+        if i in by_position:
+            found += any_gain(grades.get(by_position[i], 0.0), gain) / math.log2(i + 1)
+    gains = sorted((any_gain(g, gain) for g in grades.values() if g > 0), reverse=True)
+    if ideal == "truth":
+        shown_gains = gains if k is None else gains[:k]
+        best = sum(g / math.log2(i + 1) for i, g in enumerate(shown_gains, start=1))
+    else:
+        assert k is not None
+        top = gains[0] if gains else 0.0
+        best = sum(top / math.log2(i + 1) for i in range(1, k + 1))
+    return None if best == 0 else found / best
+
+
+def condensed(positions: Positions, grades: Grades) -> dict[Hashable, int]:
+    """The list without its unjudged items, re-numbered 1, 2, ... (Sakai 2007).
+
+    Unjudged: no truth row, or a negative grade (trec_eval: pooled but not judged).
+    """
+    kept = sorted((p, item) for item, p in positions.items() if grades.get(item, -1) >= 0)
+    return {item: n for n, (_, item) in enumerate(kept, start=1)}
+
+
+def retrieved_by_score(rows: Sequence[tuple[Hashable, float]], ties: str) -> list[Hashable]:
+    """The items ranked from their scores, the scores <= 0 left out (not retrieved)."""
+    return rank_items([(item, s) for item, s in rows if float(s) > 0], ties)
+
+
+def tie_average(
+    rows: Sequence[tuple[Hashable, float]],
+    measure: Callable[[dict[Hashable, int]], float],
+) -> float:
+    """The mean of ``measure`` over every order of the items with equal scores (brute force).
+
+    ``rows`` are (item, score) of one list; groups of equal scores (compared as
+    float64) keep their place by score and are permuted within, each of the
+    product of their orders counted once (McSherry & Najork 2008).
+    """
+    groups: dict[float, list[Hashable]] = {}
+    for item, score in rows:
+        groups.setdefault(float(score) + 0.0, []).append(item)
+    ordered = [groups[score] for score in sorted(groups, reverse=True)]
+    total, count = 0.0, 0
+    for orders in itertools.product(*(itertools.permutations(group) for group in ordered)):
+        listed = [item for group in orders for item in group]
+        total += measure({item: n for n, item in enumerate(listed, start=1)})
+        count += 1
+    return total / count

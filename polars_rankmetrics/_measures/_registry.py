@@ -87,6 +87,8 @@ __all__ = [
     "PREFIX",
     "RELEVANT",
     "RELEVANT_ABOVE",
+    "TIE_RELEVANT",
+    "TIE_SIZE",
     "UNJUDGED_ABOVE",
     "Aggregation",
     "Context",
@@ -110,6 +112,11 @@ N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the use
 RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
 NONRELEVANT_ABOVE = f"{PREFIX}nonrelevant_above"  # judged non-relevant rows at or above
 UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
+# ties="average": the size of the row's group of equal scores (its position column then
+# holds the group's first position)
+TIE_SIZE = f"{PREFIX}tie_size"
+# ties="average" with input "hit_index": the number of relevant items in the row's tie group
+TIE_RELEVANT = f"{PREFIX}tie_relevant"
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
@@ -211,6 +218,39 @@ class Context:
         return pl.col(RELEVANT) & self.within()
 
     @property
+    def tie_average(self) -> bool:
+        """``ties="average"``: the expected value over every order of the tied items."""
+        return self.conventions.ties == "average"
+
+    def share_within(self) -> pl.Expr:
+        """With ``ties="average"``, the chance that the row sits within the cutoff.
+
+        A group of ``n`` equal scores fills positions ``a .. a + n - 1``
+        (``a`` in ``ctx.rank``, ``n`` in :data:`TIE_SIZE`); over every order of
+        the group each of its items is equally likely at each of them, so it
+        is within k with chance ``clip(k - a + 1, 0, n) / n``.
+        """
+        if self.k is None:
+            return pl.lit(1.0)
+        start = pl.col(self.rank).cast(pl.Float64)
+        return ((float(self.k) - start + 1.0) / pl.col(TIE_SIZE)).clip(0.0, 1.0)
+
+    def mean_discount(self) -> pl.Expr:
+        """With ``ties="average"``, the expected DCG discount of the row within the cutoff.
+
+        ``(1/n) sum_{i = a .. min(a + n - 1, k)} 1 / log2(i + 1)``: each of the
+        group's positions is equally likely (McSherry & Najork 2008), and
+        positions past k count 0.
+        """
+        start = pl.col(self.rank).cast(pl.Int64)
+        end = start + pl.col(TIE_SIZE).cast(pl.Int64)
+        if self.k is not None:
+            end = pl.min_horizontal(end, pl.lit(self.k + 1, dtype=pl.Int64))
+        terms = (pl.element().cast(pl.Float64) + 1.0).log(2).pow(-1.0)
+        total = pl.int_ranges(start, pl.max_horizontal(end, start)).list.eval(terms).list.sum()
+        return total / pl.col(TIE_SIZE).cast(pl.Float64)
+
+    @property
     def ideal_dcg(self) -> str:
         """The per-user ideal DCG column at this cutoff (input ``"ideal"``)."""
         return f"{PREFIX}idcg@{'all' if self.k is None else self.k}"
@@ -263,6 +303,10 @@ class Measure:
     per_user_value
         The per-user value from the parts (``per_user=True``); default: the
         ``""`` part.
+    tie_average
+        The measure implements ``ties="average"`` (its exact expectation over
+        the orders of tied scores, with ``ctx.share_within()`` or
+        ``ctx.mean_discount()``); the others refuse it.
     doc
         One line for the docs: what it is and its formula.
     """
@@ -282,6 +326,7 @@ class Measure:
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None
+    tie_average: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:

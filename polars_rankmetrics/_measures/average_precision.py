@@ -14,6 +14,9 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import (
     HIT_INDEX,
     N_RELEVANT,
+    RELEVANT,
+    TIE_RELEVANT,
+    TIE_SIZE,
     Context,
     Measure,
     Partial,
@@ -23,9 +26,41 @@ from polars_rankmetrics._measures.precision import hit_count
 
 
 def _partials(ctx: Context) -> list[Partial]:
+    if ctx.tie_average:
+        return [*hit_count(ctx), Partial(ctx.name("ap"), _expected_precision_sum(ctx))]
     # the j-th relevant hit (in rank order) at position i contributes P@i = j / i
     precision_sum = (pl.col(HIT_INDEX) / pl.col(ctx.rank)).filter(ctx.hits()).sum()
     return [*hit_count(ctx), Partial(ctx.name("ap"), precision_sum)]
+
+
+def _expected_precision_sum(ctx: Context) -> pl.Expr:
+    """``ties="average"``: the expected sum of P@p over the relevant positions p <= k.
+
+    A tie group fills positions a..a+n-1 and holds r relevant items, R of them
+    before it. Position p of the group is relevant with chance r/n and, given
+    that, holds on average ``1 + R + (p - a)(r - 1)/(n - 1)`` relevant items in
+    1..p, so the group adds ``(r/n) sum_p (1/p) [1 + R + (p - a)(r - 1)/(n - 1)]``
+    over its positions within k. Each of its relevant rows, whose running hit
+    index h (in any order within the group) sums to ``r R + r(r + 1)/2``, adds
+    ``1/n`` of the sum with ``h - (r + 1)/2`` for R: the group total is exact.
+    """
+    if ctx.conventions.denominator == "hits":
+        raise ValueError(
+            "ties='average' with denominator='hits' is not implemented: AP would divide by "
+            "the hits, themselves averaged over the orders (not a linear expectation); use "
+            "denominator='min_k', 'relevant' or 'k'"
+        )
+    a = pl.col(ctx.rank).cast(pl.Int64)
+    n = pl.col(TIE_SIZE).cast(pl.Int64)
+    end = a + n if ctx.k is None else pl.min_horizontal(a + n, pl.lit(ctx.k + 1, pl.Int64))
+    end = pl.max_horizontal(end, a)
+    harmonic = pl.int_ranges(a, end).list.eval(pl.element().cast(pl.Float64).pow(-1.0)).list.sum()
+    count = (end - a).cast(pl.Float64)
+    nf, r = n.cast(pl.Float64), pl.col(TIE_RELEVANT).cast(pl.Float64)
+    before = pl.col(HIT_INDEX).cast(pl.Float64) - (r + 1.0) / 2.0
+    spread = pl.when(nf > 1).then((r - 1.0) / (nf - 1.0)).otherwise(0.0)
+    total = (1.0 + before) * harmonic + spread * (count - a.cast(pl.Float64) * harmonic)
+    return (total / nf).filter(pl.col(RELEVANT) & ctx.within()).sum()
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
@@ -43,6 +78,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 AVERAGE_PRECISION = register(
     Measure(
         name="map",
+        tie_average=True,
         aliases=("ap",),
         inputs=frozenset({"hits", "hit_index"}),
         hit_partials=_partials,

@@ -20,6 +20,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 F1 = register(
     Measure(
         name="f1",
+        tie_average=True,
         cutoff="required",
         hit_partials=hit_count,
         finals=_finals,

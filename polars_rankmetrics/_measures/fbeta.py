@@ -36,6 +36,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 FBETA = register(
     Measure(
         name="fbeta",
+        tie_average=True,
         cutoff="required",
         params=(
             Param("beta", float, 1.0, "weight of recall against precision", check=_check_beta),

@@ -13,12 +13,21 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
-from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, register
+from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
+from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
 from polars_rankmetrics._measures.precision import hit_count
 
 
+def _hit_partials(ctx: Context) -> list[Partial]:
+    # ties="average": the chance of a hit depends on the first tied group with one
+    return first_tied_group(ctx) if ctx.tie_average else hit_count(ctx)
+
+
 def _hit_rate(ctx: Context) -> Mapping[str, pl.Expr]:
-    value = formula.hit_rate(pl.col(ctx.name("hits")))
+    if ctx.tie_average:
+        value = tied_first_hit(ctx)[0].fill_null(0.0)
+    else:
+        value = formula.hit_rate(pl.col(ctx.name("hits")))
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
@@ -30,7 +39,8 @@ HIT_RATE = register(
     Measure(
         name="hit_rate",
         aliases=("hits", "success"),
-        hit_partials=hit_count,
+        tie_average=True,
+        hit_partials=_hit_partials,
         finals=_hit_rate,
         doc="hit_rate@k = 1 if hits@k > 0 else 0 (aliases hits, success; "
         "NOT ranx's hits@k, a count: see n_relevant_retrieved)",
@@ -40,6 +50,7 @@ HIT_RATE = register(
 N_RELEVANT_RETRIEVED = register(
     Measure(
         name="n_relevant_retrieved",
+        tie_average=True,
         aliases=("num_hits",),
         hit_partials=hit_count,
         finals=_count,

@@ -18,6 +18,10 @@ from polars_rankmetrics._measures._registry import GRADE, Context, Measure, Part
 
 def _dcg_partial(ctx: Context) -> list[Partial]:
     gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
+    if ctx.tie_average:
+        # McSherry & Najork 2008: a tied item's expected discount is its group's mean one
+        expected = (gain * ctx.mean_discount()).filter(ctx.within()).sum()
+        return [Partial(ctx.name("dcg"), expected)]
     terms = gain / formula.discount(pl.col(ctx.rank))
     return [Partial(ctx.name("dcg"), terms.filter(ctx.within()).sum())]
 
@@ -33,6 +37,7 @@ def _dcg(ctx: Context) -> Mapping[str, pl.Expr]:
 NDCG = register(
     Measure(
         name="ndcg",
+        tie_average=True,
         inputs=frozenset({"hits", "grades", "gain", "ideal"}),
         hit_partials=_dcg_partial,
         finals=_ndcg,
@@ -43,6 +48,7 @@ NDCG = register(
 DCG = register(
     Measure(
         name="dcg",
+        tie_average=True,
         inputs=frozenset({"hits", "grades", "gain"}),
         hit_partials=_dcg_partial,
         finals=_dcg,

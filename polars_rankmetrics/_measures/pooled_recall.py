@@ -28,6 +28,7 @@ def _per_user(parts: Mapping[str, pl.Expr]) -> pl.Expr:
 POOLED_RECALL = register(
     Measure(
         name="pooled_recall",
+        tie_average=True,
         aliases=("micro_recall",),
         cutoff="required",
         hit_partials=hit_count,

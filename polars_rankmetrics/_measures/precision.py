@@ -7,11 +7,25 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
-from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
+from polars_rankmetrics._measures._registry import (
+    N_RELEVANT,
+    RELEVANT,
+    Context,
+    Measure,
+    Partial,
+    register,
+)
 
 
 def hit_count(ctx: Context) -> list[Partial]:
-    """The number of relevant items within the cutoff, shared by the hit-count measures."""
+    """The number of relevant items within the cutoff, shared by the hit-count measures.
+
+    With ``ties="average"`` its expectation over the orders of tied items: the
+    sum of each relevant item's chance to sit within the cutoff.
+    """
+    if ctx.tie_average:
+        expected = (pl.col(RELEVANT).cast(pl.Float64) * ctx.share_within()).sum()
+        return [Partial(ctx.name("hits"), expected)]
     return [Partial(ctx.name("hits"), ctx.hits().sum())]
 
 
@@ -23,6 +37,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 PRECISION = register(
     Measure(
         name="precision",
+        tie_average=True,
         cutoff="required",
         hit_partials=hit_count,
         finals=_finals,

@@ -20,6 +20,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 RECALL = register(
     Measure(
         name="recall",
+        tie_average=True,
         hit_partials=hit_count,
         finals=_finals,
         doc="recall@k = hits@k / m_u (m_u: the user's number of relevant items)",

@@ -8,21 +8,32 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
+from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
 
 
 def first_hit(ctx: Context) -> list[Partial]:
-    """The position of the first relevant item within the cutoff (null: none)."""
+    """The position of the first relevant item within the cutoff (null: none).
+
+    With ``ties="average"``: the first group of equal scores holding a
+    relevant item instead (:func:`first_tied_group`).
+    """
+    if ctx.tie_average:
+        return first_tied_group(ctx)
     return [Partial(ctx.name("first"), pl.col(ctx.rank).filter(ctx.hits()).min(), fill=None)]
 
 
 def _reciprocal_rank(ctx: Context) -> Mapping[str, pl.Expr]:
-    value = formula.reciprocal_rank(pl.col(ctx.name("first")))
+    if ctx.tie_average:
+        value = tied_first_hit(ctx)[1].fill_null(0.0)
+    else:
+        value = formula.reciprocal_rank(pl.col(ctx.name("first")))
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
 RECIPROCAL_RANK = register(
     Measure(
         name="mrr",
+        tie_average=True,
         aliases=("rr",),
         hit_partials=first_hit,
         finals=_reciprocal_rank,

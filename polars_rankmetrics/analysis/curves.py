@@ -218,6 +218,7 @@ users_without_truth, duplicates, conventions
         users_without_truth=users_without_truth,
         duplicates=duplicates,
     )
+    _check_supported(resolved)
     roles: dict[str, Any] = {"user": user, "item": item, "by": by}
     # the counted users come from evaluate, under exactly these resolved conventions
     conv: dict[str, Any] = {
@@ -227,7 +228,7 @@ users_without_truth, duplicates, conventions
         "ties": resolved.ties,
     }
     resolved_denominator: str = resolved.denominator
-    resolved_gain: str = resolved.gain
+    resolved_gain = cast("str", resolved.gain)  # a gain table is refused by _check_supported
     if type(recs).__module__.split(".")[0] == "pandas":
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
@@ -251,6 +252,29 @@ users_without_truth, duplicates, conventions
         gain=resolved_gain, ci=ci,
     )  # fmt: skip
     return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
+
+
+def _check_supported(conventions: Conventions) -> None:
+    """Refuse the conventions whose running sums the curves do not implement (never a guess)."""
+    unsupported = {
+        "ties": ("average",),
+        "denominator": ("k",),
+        "ideal": ("k",),
+        "unjudged": ("remove",),
+        "nonpositive_scores": ("drop",),
+        "user_sets": ("strict",),
+    }
+    for name, values in unsupported.items():
+        if getattr(conventions, name) in values:
+            raise ValueError(
+                f"curves does not implement {name}={getattr(conventions, name)!r}: call "
+                "evaluate with one metric string per cutoff instead (e.g. 'ndcg@5,10,20')"
+            )
+    if not isinstance(conventions.gain, str):
+        raise ValueError(
+            "curves does not implement a gain table (gain={grade: gain}): call evaluate with "
+            "one metric string per cutoff instead (e.g. 'ndcg@5,10,20')"
+        )
 
 
 def _counted(label: str) -> pl.Expr:

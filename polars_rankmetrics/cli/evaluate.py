@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from polars_rankmetrics.cli._common import (
     DISPLAY_FORMATS,
     add_api_options,
@@ -35,6 +37,10 @@ CONVENTIONS = (
     "users_without_recs",
     "users_without_truth",
     "duplicates",
+    "ideal",
+    "unjudged",
+    "nonpositive_scores",
+    "user_sets",
     "conventions",
 )
 """The parameters of :func:`polars_rankmetrics.evaluate` that are options here."""
@@ -51,7 +57,11 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         "as written (leading zeros kept), numbers as integers (1.0 is 1).",
     )
     command.add_argument("recs", help="recommendations file")
-    command.add_argument("truth", help="ground-truth file")
+    command.add_argument(
+        "truth",
+        nargs="?",
+        help="ground-truth file (leave out when only list measures such as coverage@10 are asked)",
+    )
     command.add_argument(
         "--metrics", "-m", nargs="+", required=True, help="metric strings, e.g. map@12 ndcg@10 mrr"
     )
@@ -60,6 +70,16 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--item", default="item", help="item column (default: item)")
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
     command.add_argument("--score", help="derive ranks from this score column")
+    lists = command.add_argument_group("inputs of the beyond-accuracy measures")
+    lists.add_argument(
+        "--interactions",
+        metavar="PATH",
+        help="training interactions (user, item): novelty, arp, long_tail, calibration",
+    )
+    lists.add_argument(
+        "--items", metavar="PATH", help="item catalog (item[, category]): coverage, gini, ild"
+    )
+    lists.add_argument("--category", help="category column of --items: ild, calibration")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, evaluate, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
@@ -74,7 +94,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:
-    inputs = [args.recs, args.truth]
+    inputs = _inputs(args)
     chosen = {"--per-user": args.per_user, "--output": args.output}
     given = {option: path for option, path in chosen.items() if path}
     if len(given) == 2 and Path(args.per_user).resolve() == Path(args.output).resolve():
@@ -84,21 +104,45 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     }
 
 
+def _inputs(args: argparse.Namespace) -> list[str]:
+    files = (args.recs, args.truth, args.interactions, args.items)
+    return [path for path in files if path is not None]
+
+
+def _side_input(
+    args: argparse.Namespace, path: str | None, columns: list[str]
+) -> pl.DataFrame | None:
+    """An interactions or catalog file, its ids read by the same rule as the recs'."""
+    if path is None:
+        return None
+    progress(args, "evaluate", f"reading {path}")
+    frame = read_frame(path, text_columns=columns)
+    return ids_as_text(frame, [name for name in columns if name in frame.columns], name=path)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Read both files, evaluate, print the means and write the requested files."""
+    """Read the files, evaluate, print the means and write the requested files."""
     outputs = _outputs(args)
     keys = [args.user, args.item, *args.by]
     progress(args, "evaluate", f"reading {args.recs}")
     recs = read_frame(args.recs, text_columns=keys)
-    progress(args, "evaluate", f"reading {args.truth}")
-    truth = read_frame(args.truth, text_columns=keys)
-    # one id rule whatever the formats: ids as text (see ids_as_text); by columns only
-    # in the recs (models) are labels, not ids, and keep their type
-    shared = [key for key in keys if key in recs.columns and key in truth.columns]
-    recs = ids_as_text(recs, shared, name=args.recs)
-    truth = ids_as_text(truth, shared, name=args.truth)
-    ids = [key for key in (args.user, args.item) if key in shared]
-    warn_if_few_ids_match("evaluate", recs, truth, ids, left_name=args.recs, right_name=args.truth)
+    truth: pl.DataFrame | None = None
+    if args.truth is not None:
+        progress(args, "evaluate", f"reading {args.truth}")
+        truth = read_frame(args.truth, text_columns=keys)
+        # one id rule whatever the formats: ids as text (see ids_as_text); by columns only
+        # in the recs (models) are labels, not ids, and keep their type
+        shared = [key for key in keys if key in recs.columns and key in truth.columns]
+        recs = ids_as_text(recs, shared, name=args.recs)
+        truth = ids_as_text(truth, shared, name=args.truth)
+        ids = [key for key in (args.user, args.item) if key in shared]
+        warn_if_few_ids_match(
+            "evaluate", recs, truth, ids, left_name=args.recs, right_name=args.truth
+        )
+    interactions = _side_input(args, args.interactions, [args.user, args.item])
+    items = _side_input(args, args.items, [args.item])
+    if interactions is not None or items is not None:
+        recs = ids_as_text(recs, [args.user, args.item], name=args.recs)
     options: dict[str, Any] = {
         "user": args.user,
         "item": args.item,
@@ -106,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
         "score": args.score,
         "relevance": args.relevance,
         "by": args.by or None,
+        "interactions": interactions,
+        "items": items,
+        "category": args.category,
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

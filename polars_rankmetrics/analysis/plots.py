@@ -339,6 +339,7 @@ def plot_comparison(
         "_verdict:N",
         title="difference",
         scale=alt.Scale(domain=["significant", "not significant"], range=["#111111", "#999999"]),
+        legend=None,  # the fill's legend shows both: filled when significant, hollow when not
     )
     diffs = data.with_columns(zero=pl.lit(0.0))
     differences = alt.layer(
@@ -351,10 +352,11 @@ def plot_comparison(
             color=verdict,
             fill=alt.Fill(
                 "_verdict:N",
+                title="difference",
                 scale=alt.Scale(
                     domain=["significant", "not significant"], range=["#111111", "white"]
                 ),
-                legend=None,
+                legend=alt.Legend(symbolStrokeColor="#555555", symbolOpacity=1),
             ),
             tooltip=diff_tooltip,
         ),

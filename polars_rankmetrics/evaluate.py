@@ -79,6 +79,7 @@ _PATTERN = re.compile(
 )
 _MAX_TABLE = 1 << 20  # most entries of the ideal DCG's table of discount prefix sums
 _POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
+_HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
 
 @dataclass(frozen=True)
@@ -477,8 +478,14 @@ def evaluate(
         users without recommendations.
     duplicates
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
-        best position). Lists are checked up to the largest cutoff requested:
-        a repeat further down cannot change any metric asked for.
+        best position; from scores, rank the list with its repeats removed).
+        ``"error"`` refuses what can change a number, within the largest
+        cutoff requested (a repeat further down changes nothing asked for):
+        with given ranks and measures that read only relevant items (all but
+        ``judged@k``), a relevant item twice or two relevant items at one
+        position (a repeated non-relevant item is accepted: it takes no
+        position from anyone); with ranks from scores or with ``judged@k``,
+        any item twice (and with given ranks any position twice).
     conventions
         A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
         :class:`polars_rankmetrics.Conventions` object. Every convention
@@ -635,6 +642,8 @@ def _plan(
         hold=in_memory,
         run_lengths=r.lengths_in_rank_order(recs, recs_spec),
     )
+    # ranks given and no measure reads whole lists: the recs' repeats are checked on the hit rows
+    hits_only = roles.score is None and all(q.measure.repeats == "hits" for q in requests)
     inputs = {name for request in requests for name in request.measure.inputs}
     # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
     levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
@@ -648,6 +657,7 @@ def _plan(
         conv=conv,
         grade_levels=levels,
         truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
+        hit_row=_HIT_ROW if hits_only else None,
     )
     parts = _parts(
         per_user,
@@ -661,12 +671,12 @@ def _plan(
         checks.append(
             (truth_lf, [_gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
         )
-    whole_lists = any(request.measure.repeats == "list" for request in requests)
-    checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
-    if roles.score is None and not whole_lists:
-        # a repeated position changes a hits measure only where a relevant item sits,
-        # so check the (few) hit rows rather than every recommendation
-        checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
+    if hits_only:
+        # with given ranks, a repeated item or position changes a hits measure only where
+        # a relevant item sits: check the (few) hit rows rather than every recommendation
+        checks.append((hit_rows, r.hit_checks(recs_spec, _HIT_ROW, in_memory=in_memory)))
+    else:
+        checks.extend(r.list_checks(ranked, recs_spec, in_memory=in_memory))
     return parts, checks, requests, keys
 
 
@@ -709,9 +719,9 @@ def _ranked_cut(
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
-    ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
     k = _largest_cutoff(specs)
-    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank)
+    ranked = r.with_positions(selected, spec, k, run_lengths=run_lengths)
+    cut = ranked.select(*spec.list_keys, spec.item, spec.rank)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
     # memory, and only a top-k cut (a small share of their rows): a lazy scan may be
@@ -763,6 +773,7 @@ def _per_user(
     conv: Conventions,
     grade_levels: tuple[float, ...] | None,
     truth_rows: int | None,
+    hit_row: str | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -772,6 +783,7 @@ def _per_user(
     when known up front (:func:`polars_rankmetrics.ranking.grade_levels`).
     ``truth_rows``: the truth's row count when in memory, a bound on any user's
     number of items (the ideal DCG's table of discounts needs no more entries).
+    ``hit_row``: give each hit row the index of its row in the cut, in this column.
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -809,7 +821,13 @@ def _per_user(
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
-    hits = _hits_table(ranked, labeled, spec, truth_spec, hit_index="hit_index" in inputs)
+    hits = _hits_table(
+        ranked if hit_row is None else ranked.with_row_index(hit_row),
+        labeled,
+        spec,
+        truth_spec,
+        hit_index="hit_index" in inputs,
+    )
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]

@@ -635,15 +635,17 @@ def _plan(
         recs, truth, recs_spec, (roles.relevance, conv.relevance_level)
     )
     in_memory = isinstance(recs, pl.DataFrame)
+    # ranks given and no measure reads whole lists: only the hit rows can show a repeat
+    # that changes a number, so the recs' repeats are checked (or dropped) there
+    hits_only = roles.score is None and all(q.measure.repeats == "hits" for q in requests)
     ranked = _ranked_cut(
         recs_lf,
         recs_spec,
         specs,
         hold=in_memory,
         run_lengths=r.lengths_in_rank_order(recs, recs_spec),
+        drop_repeats=not hits_only,
     )
-    # ranks given and no measure reads whole lists: the recs' repeats are checked on the hit rows
-    hits_only = roles.score is None and all(q.measure.repeats == "hits" for q in requests)
     inputs = {name for request in requests for name in request.measure.inputs}
     # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
     levels = r.grade_levels(truth, truth_spec) if "ideal" in inputs else None
@@ -716,11 +718,12 @@ def _ranked_cut(
     *,
     hold: bool,
     run_lengths: pl.Series | None,
+    drop_repeats: bool = True,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
     k = _largest_cutoff(specs)
-    ranked = r.with_positions(selected, spec, k, run_lengths=run_lengths)
+    ranked = r.with_positions(selected, spec, k, run_lengths=run_lengths, drop_repeats=drop_repeats)
     cut = ranked.select(*spec.list_keys, spec.item, spec.rank)
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
@@ -736,8 +739,12 @@ def _hits_table(
     truth_spec: r.TruthSpec,
     *,
     hit_index: bool,
+    first_on_hits: bool = False,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
+
+    ``first_on_hits``: the cut still holds given ranks' repeats, which
+    ``duplicates="first"`` drops here.
 
     With ``hit_index``, sorted by list and position, so that the index of each
     relevant hit within its list (for AP) is a running count rather than a
@@ -745,6 +752,11 @@ def _hits_table(
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
     hits = truth.join(ranked, on=on, how="inner")
+    if first_on_hits:
+        # duplicates="first" with given ranks: a hits measure reads only the relevant
+        # rows, so each relevant item's best position is kept here, on about 5% of the
+        # cut, rather than by a window over every (list, item) of the cut
+        hits = r.keep_best_position(hits, spec)
     if not hit_index:
         return hits
     hits = hits.sort([*spec.list_keys, spec.rank])
@@ -827,6 +839,7 @@ def _per_user(
         spec,
         truth_spec,
         hit_index="hit_index" in inputs,
+        first_on_hits=hit_row is not None and spec.duplicates == "first",
     )
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")

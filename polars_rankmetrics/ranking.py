@@ -232,7 +232,12 @@ def lengths_in_rank_order(recs: pl.DataFrame | pl.LazyFrame, spec: RecsSpec) -> 
 
 
 def with_positions(
-    lf: pl.LazyFrame, spec: RecsSpec, k: int | None = None, *, run_lengths: pl.Series | None = None
+    lf: pl.LazyFrame,
+    spec: RecsSpec,
+    k: int | None = None,
+    *,
+    run_lengths: pl.Series | None = None,
+    drop_repeats: bool = True,
 ) -> pl.LazyFrame:
     """The positions 1..k of each list (every row when ``k`` is None), duplicates applied.
 
@@ -249,6 +254,9 @@ def with_positions(
       the tie rule's order among equal scores) and the remaining rows are
       ranked: a dropped repeat frees its slot, so later items move up. This
       is ranking the list with its repeats removed.
+
+    ``drop_repeats=False``: leave given ranks' repeats in (the caller drops
+    them on a smaller table, :func:`keep_best_position`).
     """
     first = spec.duplicates == "first"
     if spec.score is not None:
@@ -261,10 +269,12 @@ def with_positions(
         )
         return cut(lf.with_columns(position.alias(spec.rank)), k, spec.rank)
     lf = cut(lf, k, spec.rank)
-    if first:
-        # one row per item even when a row is repeated whole (same item, same rank)
-        lf = lf.filter(pl.col(spec.rank).rank("ordinal").over([*spec.list_keys, spec.item]) == 1)
-    return lf
+    return keep_best_position(lf, spec) if first and drop_repeats else lf
+
+
+def keep_best_position(lf: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:
+    """One row per (list, item), at its best given position, even for a row repeated whole."""
+    return lf.filter(pl.col(spec.rank).rank("ordinal").over([*spec.list_keys, spec.item]) == 1)
 
 
 def _best_scored(spec: RecsSpec) -> pl.Expr:

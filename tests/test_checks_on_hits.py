@@ -177,3 +177,46 @@ def test_duplicates_first_from_scores_ranks_the_list_without_its_repeats(
         }
         mine = ranked.filter(pl.col("user") == user)
         assert dict(zip(mine["item"], mine["rank"], strict=True)) == want
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lists_with_repeats())
+def test_duplicates_first_with_ranks_keeps_each_relevant_items_best_position(
+    data: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    recs, truth = data
+    relevant = {(row["user"], row["item"]) for row in truth}
+    best: dict[tuple[Any, Any], int] = {}
+    for row in recs:
+        key = (row["user"], row["item"])
+        if key in relevant:
+            best[key] = min(best.get(key, row["rank"]), row["rank"])
+    shown = [(user, rank) for (user, _), rank in best.items() if rank <= CUT]
+    recs_frame = pl.DataFrame(recs, schema={"user": pl.Int64, "item": pl.String, "rank": pl.Int64})
+    truth_frame = pl.DataFrame(truth, schema={"user": pl.Int64, "item": pl.String})
+    if len(shown) != len(set(shown)):
+        # two relevant items at one best position: still ambiguous, still refused
+        with pytest.raises(ValueError, match=r"two items share one position"):
+            prm.evaluate(recs_frame, truth_frame, METRICS, duplicates="first")
+        return
+    got = prm.evaluate(recs_frame, truth_frame, METRICS, duplicates="first").row(0, named=True)
+    kept = [row for row in recs if (row["user"], row["item"]) in relevant]
+    (expected,) = textbook.evaluate(kept, truth, ["user", "item"], METRICS, duplicates="first")
+    for label in METRICS:
+        if expected[label] is None:
+            assert got[label] is None
+        else:
+            assert got[label] == pytest.approx(expected[label], abs=1e-12), label
+    # a measure reading whole lists takes the other path (the cut): the same numbers,
+    # where that path accepts the list (it refuses any two items at one position)
+    every: dict[tuple[Any, Any], int] = {}
+    for row in recs:
+        key = (row["user"], row["item"])
+        every[key] = min(every.get(key, row["rank"]), row["rank"])
+    places = [(user, rank) for (user, _), rank in every.items() if rank <= CUT]
+    if len(places) != len(set(places)):
+        return
+    both = prm.evaluate(recs_frame, truth_frame, [*METRICS, "judged@4"], duplicates="first").row(
+        0, named=True
+    )
+    assert {label: both[label] for label in METRICS} == pytest.approx(got)

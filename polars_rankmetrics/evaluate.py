@@ -96,6 +96,7 @@ _PATTERN = re.compile(
 _MAX_TABLE = 1 << 20  # most entries of the ideal DCG's table of discount prefix sums
 _TOP_GAIN = f"{PREFIX}top_gain"  # the user's highest gain (ideal="k")
 _POSITION = f"{PREFIX}rank"  # positions derived from a score, when ``rank`` names another role
+_HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
 
 @dataclass(frozen=True)
@@ -532,8 +533,14 @@ def evaluate(
         users without recommendations.
     duplicates
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
-        best position). Lists are checked up to the largest cutoff requested:
-        a repeat further down cannot change any metric asked for.
+        best position; from scores, rank the list with its repeats removed).
+        ``"error"`` refuses what can change a number, within the largest
+        cutoff requested (a repeat further down changes nothing asked for):
+        with given ranks and measures that read only relevant items (all but
+        ``judged@k``), a relevant item twice or two relevant items at one
+        position (a repeated non-relevant item is accepted: it takes no
+        position from anyone); with ranks from scores or with ``judged@k``,
+        any item twice (and with given ranks any position twice).
     unjudged
         Recommended items without a judgement, that is without a truth row
         or with a negative grade (trec_eval's "in the pool, unjudged"):
@@ -774,6 +781,9 @@ def _plan(
         if truth_requests and truth is not None
         else None
     )
+    # ranks given and no measure reads whole lists: only the hit rows can show a repeat
+    # that changes a number, so the recs' repeats are checked (or dropped) there
+    hits_only = roles.score is None and all(q.measure.repeats == "hits" for q in requests)
     ranked = _ranked_cut(
         recs_lf if retrieved is None else retrieved,
         recs_spec,
@@ -787,6 +797,7 @@ def _plan(
         ),
         renumber=retrieved is not None and roles.score is None,
         tie_groups=tie_average,
+        drop_repeats=not hits_only,
     )
     parts: pl.LazyFrame | None = None
     hit_rows: pl.LazyFrame | None = None
@@ -806,6 +817,8 @@ def _plan(
             conv=conv,
             grade_levels=levels,
             truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
+            hit_row=_HIT_ROW if hits_only else None,
+            hold=in_memory and _largest_cutoff(specs) is not None,
         )
         parts = _parts(
             per_user,
@@ -824,12 +837,12 @@ def _plan(
         checks.extend(list_checks)
     if parts is None:  # unreachable: metrics is never empty
         raise ValueError("metrics is empty")
-    whole_lists = any(request.measure.repeats == "list" for request in requests)
-    checks.extend(r.list_checks(ranked, recs_spec, positions=whole_lists, in_memory=in_memory))
-    if roles.score is None and not whole_lists and hit_rows is not None:
-        # a repeated position changes a hits measure only where a relevant item sits,
-        # so check the (few) hit rows rather than every recommendation
-        checks.append((hit_rows, [r.position_check(recs_spec, in_memory=in_memory)]))
+    if hits_only and hit_rows is not None:
+        # with given ranks, a repeated item or position changes a hits measure only where
+        # a relevant item sits: check the (few) hit rows rather than every recommendation
+        checks.append((hit_rows, r.hit_checks(recs_spec, _HIT_ROW, in_memory=in_memory)))
+    else:
+        checks.extend(r.list_checks(ranked, recs_spec, in_memory=in_memory))
     return parts, checks, requests, keys
 
 
@@ -1039,16 +1052,23 @@ def _ranked_cut(
     run_lengths: pl.Series | None,
     renumber: bool = False,
     tie_groups: bool = False,
+    drop_repeats: bool = True,
 ) -> pl.LazyFrame:
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
-    ranked = r.with_positions(selected, spec, run_lengths=run_lengths)
+    k = _largest_cutoff(specs)
+    # renumbered ranks and tie groups read the whole list, so they cut afterwards
+    regroup = tie_groups and spec.score is not None
+    early = not (renumber or regroup)
+    ranked = r.with_positions(
+        selected, spec, k if early else None, run_lengths=run_lengths, drop_repeats=drop_repeats
+    )
     if renumber:
         # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
         # repeated rank repeated, so the position check still sees it
         ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
     extra = []
-    if tie_groups and spec.score is not None:
+    if regroup and spec.score is not None:
         # ties="average": a group of equal scores keeps its first position a and its size n
         # (the cut at a <= k keeps every group that reaches into the top k whole)
         value = pl.col(spec.score).cast(pl.Float64) + 0.0  # -0.0 ties with 0.0
@@ -1057,8 +1077,9 @@ def _ranked_cut(
             pl.len().over([*spec.list_keys, value]).alias(TIE_SIZE),
         )
         extra = [TIE_SIZE]
-    k = _largest_cutoff(specs)
-    cut = r.cut(ranked, k, spec.rank).select(*spec.list_keys, spec.item, spec.rank, *extra)
+    cut = (ranked if early else r.cut(ranked, k, spec.rank)).select(
+        *spec.list_keys, spec.item, spec.rank, *extra
+    )
     # the main plan and the duplicate check both read the cut: with ``hold``, rank and
     # cut once (the optimiser does not share it by itself). Only for frames already in
     # memory, and only a top-k cut (a small share of their rows): a lazy scan may be
@@ -1074,8 +1095,12 @@ def _hits_table(
     *,
     hit_index: bool,
     tie_groups: bool = False,
+    first_on_hits: bool = False,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
+
+    ``first_on_hits``: the cut still holds given ranks' repeats, which
+    ``duplicates="first"`` drops here.
 
     With ``hit_index``, sorted by list and position, so that the index of each
     relevant hit within its list (for AP) is a running count rather than a
@@ -1084,6 +1109,11 @@ def _hits_table(
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
     hits = truth.join(ranked, on=on, how="inner")
+    if first_on_hits:
+        # duplicates="first" with given ranks: a hits measure reads only the relevant
+        # rows, so each relevant item's best position is kept here, on about 5% of the
+        # cut, rather than by a window over every (list, item) of the cut
+        hits = r.keep_best_position(hits, spec)
     if not hit_index:
         return hits
     if tie_groups:
@@ -1143,6 +1173,8 @@ def _per_user(
     conv: Conventions,
     grade_levels: tuple[float, ...] | None,
     truth_rows: int | None,
+    hit_row: str | None = None,
+    hold: bool = False,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -1152,6 +1184,8 @@ def _per_user(
     when known up front (:func:`polars_rankmetrics.ranking.grade_levels`).
     ``truth_rows``: the truth's row count when in memory, a bound on any user's
     number of items (the ideal DCG's table of discounts needs no more entries).
+    ``hit_row``: give each hit row the index of its row in the cut, in this column.
+    ``hold``: the recs are in memory; the hits table is computed once (cached).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -1205,13 +1239,18 @@ def _per_user(
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
     hits = _hits_table(
-        ranked,
+        ranked if hit_row is None else ranked.with_row_index(hit_row),
         labeled,
         spec,
         truth_spec,
         hit_index="hit_index" in inputs,
         tie_groups=conv.ties == "average",
+        first_on_hits=hit_row is not None and spec.duplicates == "first",
     )
+    if hold:
+        # the main plan and the checks on the hit rows both read the hits: join once
+        # (the optimiser does not share it by itself; a few percent of the cut's rows)
+        hits = hits.cache()
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]

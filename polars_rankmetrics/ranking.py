@@ -172,6 +172,36 @@ def position_check(spec: RecsSpec, *, in_memory: bool = False) -> v.DataCheck:
     return replace(check, bad=shared & ~repeated)
 
 
+def hit_checks(spec: RecsSpec, row: str, *, in_memory: bool = False) -> list[v.DataCheck]:
+    """The list checks of ``evaluate`` on its hit rows, for given ranks and hits measures.
+
+    The hit rows are the relevant truth items recommended within the cut,
+    each with the recommendation row it came from (its index in the cut,
+    column ``row``). With given ranks a measure that reads only the hits sees
+    a repeated item only if the item is relevant: a repeated non-relevant item
+    takes no position from anyone and is never read. So here an item repeated
+    in one list is refused only when it is relevant (and within the cut), and
+    two items at one position only when both are relevant (a non-relevant item
+    beside a relevant one changes no count of relevant items above a position).
+
+    A truth row repeated (the truth's own check names it) also repeats its hit
+    row, from one recommendation row: that is not a repeat of the recs.
+    """
+    keys = [*spec.list_keys, spec.item]
+    check = v.duplicate_check(
+        "recs",
+        keys,
+        (*keys, spec.rank),
+        hint=": a relevant item is recommended twice in one list (missing by=...? "
+        "or pass duplicates='first' to keep its best position)",
+        in_memory=in_memory,
+    )
+    # two hit rows of one item from distinct recommendation rows
+    repeated = pl.struct(keys).is_duplicated() & ~pl.struct([*keys, row]).is_duplicated()
+    checks = [replace(check, bad=repeated)] if spec.duplicates == "error" else []
+    return [*checks, position_check(spec, in_memory=in_memory)]
+
+
 def _score_rank(spec: RecsSpec, score: str, item_dtype: pl.DataType) -> pl.Expr:
     # compare scores as float64; "+ 0.0" folds -0.0 into 0.0 so they tie
     value = pl.col(score).cast(pl.Float64) + 0.0
@@ -202,29 +232,58 @@ def lengths_in_rank_order(recs: pl.DataFrame | pl.LazyFrame, spec: RecsSpec) -> 
 
 
 def with_positions(
-    lf: pl.LazyFrame, spec: RecsSpec, *, run_lengths: pl.Series | None = None
+    lf: pl.LazyFrame,
+    spec: RecsSpec,
+    k: int | None = None,
+    *,
+    run_lengths: pl.Series | None = None,
+    drop_repeats: bool = True,
 ) -> pl.LazyFrame:
-    """Add the rank column (from the score when one is given), applying the duplicate policy.
+    """The positions 1..k of each list (every row when ``k`` is None), duplicates applied.
 
-    ``run_lengths``: the rows of ``lf`` come list by list in rank order, with
-    these lengths (:func:`lengths_in_rank_order`).
+    Adds the rank column when a score is given. ``run_lengths``: the rows of
+    ``lf`` come list by list in rank order, with these lengths
+    (:func:`lengths_in_rank_order`).
+
+    ``duplicates="first"`` keeps each (list, item) once, at its best position:
+
+    * given ranks: the positions stay as given (Kaggle: a repeat wastes its
+      slot). An item's best position is within 1..k exactly when one of its
+      rows is, so the repeats are dropped after the cut, on the cut's rows;
+    * ranks from scores: each item keeps its best-scored row (the first in
+      the tie rule's order among equal scores) and the remaining rows are
+      ranked: a dropped repeat frees its slot, so later items move up. This
+      is ranking the list with its repeats removed.
+
+    ``drop_repeats=False``: leave given ranks' repeats in (the caller drops
+    them on a smaller table, :func:`keep_best_position`).
     """
+    first = spec.duplicates == "first"
     if spec.score is not None:
+        if first:
+            lf = lf.filter(_best_scored(spec))
         position = (
             _score_rank(spec, spec.score, lf.collect_schema()[spec.item])
-            if run_lengths is None
+            if run_lengths is None or first
             else pl.lit(run_positions(run_lengths))
         )
-        lf = lf.with_columns(position.alias(spec.rank))
-    if spec.duplicates == "first":
-        # keep each item's best position; with scores the list is then re-numbered,
-        # with given ranks the positions stay as shown (Kaggle: a repeat wastes a slot)
-        # one row per item even when a row is repeated whole (same item, same rank)
-        best = pl.col(spec.rank).rank("ordinal").over([*spec.list_keys, spec.item]) == 1
-        lf = lf.filter(best)
-        if spec.score is not None:
-            lf = lf.with_columns(pl.col(spec.rank).rank("ordinal").over(spec.list_keys))
-    return lf
+        return cut(lf.with_columns(position.alias(spec.rank)), k, spec.rank)
+    lf = cut(lf, k, spec.rank)
+    return keep_best_position(lf, spec) if first and drop_repeats else lf
+
+
+def keep_best_position(lf: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:
+    """One row per (list, item), at its best given position, even for a row repeated whole."""
+    return lf.filter(pl.col(spec.rank).rank("ordinal").over([*spec.list_keys, spec.item]) == 1)
+
+
+def _best_scored(spec: RecsSpec) -> pl.Expr:
+    """True on the one row per (list, item) that the ranking places first."""
+    assert spec.score is not None
+    value = pl.col(spec.score).cast(pl.Float64) + 0.0
+    # equal scores of one item: the first row (ordinal ranks are stable), which is the
+    # row the "input" rule places first; the item rules see one item, any row will do
+    return value.rank("ordinal", descending=True).over([*spec.list_keys, spec.item]) == 1
 
 
 def cut(lf: pl.LazyFrame, k: int | None, rank: str) -> pl.LazyFrame:
@@ -311,7 +370,7 @@ def positions(
     check_no_reserved(schema.names(), frame="recs")
     check_recs_schema(schema, spec)
     run_lengths = lengths_in_rank_order(recs, spec)
-    ranked: pl.LazyFrame = cut(with_positions(lf, spec, run_lengths=run_lengths), k, rank)
+    ranked: pl.LazyFrame = with_positions(lf, spec, k, run_lengths=run_lengths)
     in_memory = isinstance(recs, pl.DataFrame)
     lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
         ranked, spec, in_memory=in_memory

@@ -83,19 +83,31 @@ def test_ranks_below_one_are_refused(backend: Backend) -> None:
 
 
 def test_duplicate_items_in_a_list_are_refused(backend: Backend) -> None:
-    recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
+    # 'b' is relevant for user 1: its repeat changes AP
+    recs = {"user": [1, 1, 1], "item": ["b", "a", "b"], "rank": [1, 2, 3]}
     with pytest.raises(
         ValueError,
-        match=r"recs has 2 rows with a duplicated \(user, item\).*duplicates='first'.*example row: user=1, item='a'",
+        match=r"recs has 2 rows with a duplicated \(user, item\).*duplicates='first'.*example row: user=1, item='b'",
     ):
         run(backend, recs, TRUTH, "map@3")
 
 
+def test_a_repeated_non_relevant_item_is_accepted_with_given_ranks(backend: Backend) -> None:
+    # documented: with given ranks, 'a' (not relevant for user 1) repeated changes no
+    # measure that reads the hits; user 1: b at 2, AP 0.5; user 2 has no list: 0
+    recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
+    assert run(backend, recs, TRUTH, "map@3")["map@3"][0] == pytest.approx(0.25)
+    # with scores the repeat takes a slot: refused
+    scored = {"user": [1, 1, 1], "item": ["a", "b", "a"], "score": [0.9, 0.5, 0.1]}
+    with pytest.raises(ValueError, match=r"recs has 2 rows with a duplicated \(user, item\)"):
+        run(backend, scored, TRUTH, "map@3", score="score")
+
+
 def test_duplicates_beyond_every_cutoff_cannot_change_a_metric(backend: Backend) -> None:
     # documented: lists are checked up to the largest cutoff asked for
-    recs = {"user": [1, 1, 1], "item": ["a", "b", "a"], "rank": [1, 2, 3]}
-    # user 1 finds b at position 2 (AP 0.5); user 2 got no list and scores 0
-    assert run(backend, recs, TRUTH, "map@2")["map@2"][0] == pytest.approx(0.25)
+    recs = {"user": [1, 1, 1], "item": ["b", "a", "b"], "rank": [1, 2, 3]}
+    # user 1 finds b at position 1 (AP 1); user 2 got no list and scores 0
+    assert run(backend, recs, TRUTH, "map@2")["map@2"][0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match=r"duplicated \(user, item\)"):
         run(backend, recs, TRUTH, ["map@2", "mrr"])  # mrr reads the whole list
 
@@ -230,7 +242,7 @@ def test_unknown_convention_values(backend: Backend, option: str, value: str, me
 
 
 def test_several_problems_are_reported_together(backend: Backend) -> None:
-    recs = {"user": [1, 1, None], "item": ["a", "a", "b"], "rank": [1, 2, 0]}
+    recs = {"user": [1, 1, None], "item": ["b", "b", "c"], "rank": [1, 2, 0]}
     with pytest.raises(ValueError, match=r"(?s)null value.*below 1.*duplicated \(user, item\)"):
         run(backend, recs, TRUTH)
 

@@ -57,7 +57,9 @@ def _frame(frame: Any, name: str) -> pl.DataFrame:
     if isinstance(frame, pl.DataFrame):
         return frame
     if type(frame).__module__.partition(".")[0] == "pandas":
-        return cast(pl.DataFrame, pl.from_pandas(frame))
+        converted = pl.from_pandas(frame)
+        if isinstance(converted, pl.DataFrame):
+            return converted
     raise TypeError(
         f"{name} must be a Polars DataFrame or LazyFrame or a pandas DataFrame; "
         f"got {type(frame).__name__}"

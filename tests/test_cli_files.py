@@ -171,7 +171,8 @@ def test_convention_options_reach_evaluate(
 def test_advice_is_given_in_the_words_of_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "r.csv").write_text("user,item,rank\n1,a,1\n1,a,2\n")
+    # a relevant item twice (a repeated non-relevant item with ranks given changes nothing)
+    (tmp_path / "r.csv").write_text("user,item,rank\n1,b,1\n1,b,2\n")
     (tmp_path / "t.csv").write_text(TRUTH)
     assert main(["evaluate", str(tmp_path / "r.csv"), str(tmp_path / "t.csv"), "-m", "mrr"]) == 2
     err = capsys.readouterr().err

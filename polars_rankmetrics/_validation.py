@@ -504,14 +504,19 @@ def guard(
 
 
 def null_checks(
-    frame: str, columns: Mapping[str, str], *, in_memory: bool = False
+    frame: str,
+    columns: Mapping[str, str],
+    *,
+    in_memory: bool = False,
+    show: Sequence[str] | None = None,
 ) -> list[DataCheck]:
     """One check per column: no nulls allowed in ``columns`` (role -> name).
 
     With ``in_memory`` each has a screen: a column in memory knows its null
-    count without a look at its values.
+    count without a look at its values. ``show``: the example row's columns
+    (default: ``columns``).
     """
-    show = tuple(dict.fromkeys(columns.values()))
+    show = tuple(dict.fromkeys(columns.values() if show is None else show))
     return [
         DataCheck(
             bad=pl.col(name).is_null(),

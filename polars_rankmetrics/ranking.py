@@ -124,6 +124,42 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -
     return checks
 
 
+def cut_checks(
+    recs: pl.LazyFrame, cut: pl.LazyFrame, spec: RecsSpec, *, in_memory: bool = False
+) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
+    """:func:`recs_checks` for given ranks and a finite cutoff, on the rows that are read.
+
+    With ranks given, a row ranked below the largest cutoff changes no number,
+    whatever its user or item: those are checked for nulls in the top-k cut
+    (the rows the main plan reads, so a lazy scan does not decode the id
+    columns a second time for the checks), ranks below 1 too (they are in the
+    cut). A null rank could be anywhere, and a ``by`` value of any row adds
+    its group: those columns alone are read over every row, the example row
+    named by the row's index in ``recs``.
+    """
+    show = tuple(dict.fromkeys([*spec.by, spec.user, spec.item, spec.rank]))
+    in_cut = v.null_checks(
+        "recs", {"user": spec.user, "item": spec.item}, in_memory=in_memory, show=show
+    )
+    in_cut.append(
+        v.DataCheck(
+            bad=pl.col(spec.rank) < 1,
+            message=f"recs column {v.shorten(spec.rank)} (rank) has {{n}} value(s) below 1 "
+            "(positions start at 1)",
+            show=show,
+            screen=pl.col(spec.rank).min() < 1 if in_memory else None,
+        )
+    )
+    everywhere = {f"by[{i}]": name for i, name in enumerate(spec.by)}
+    everywhere["rank"] = spec.rank
+    row = next(name for name in ("row", "row_index", f"{PREFIX}row") if name not in show)
+    rows = recs.select(*dict.fromkeys(everywhere.values())).with_row_index(row)
+    on_every_row = v.null_checks(
+        "recs", everywhere, in_memory=in_memory, show=(row, *dict.fromkeys(everywhere.values()))
+    )
+    return [(cut, in_cut), (rows, on_every_row)]
+
+
 def list_checks(
     ranked: pl.LazyFrame, spec: RecsSpec, *, positions: bool = True, in_memory: bool = False
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
@@ -637,6 +673,8 @@ def prepare(
     truth: pl.DataFrame | pl.LazyFrame,
     recs_spec: RecsSpec,
     truth_spec_args: tuple[str | None, float | None],
+    *,
+    recs_row_checks: bool = True,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, TruthSpec, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """Validate both frames' schemas and return them lazy, with key dtypes unified.
 
@@ -648,6 +686,8 @@ def prepare(
     Returns the recommendations, the truth, the truth spec (``by`` columns
     present in both frames become part of the join key) and the data checks
     of both inputs for :func:`polars_rankmetrics._validation.guard`.
+    ``recs_row_checks=False`` leaves out :func:`recs_checks` (the caller checks
+    the rows its measures read instead: :func:`cut_checks`).
     """
     recs_lf = to_lazy(recs, name="recs")
     truth_lf = to_lazy(truth, name="truth")
@@ -667,8 +707,9 @@ def prepare(
     )
     # the data checks read the frames as given: the example rows show the user's values
     recs_in_memory = isinstance(recs, pl.DataFrame)
+    row_checks = recs_checks(recs_spec, recs_schema, in_memory=recs_in_memory)
     checks = [
-        (given_recs, recs_checks(recs_spec, recs_schema, in_memory=recs_in_memory)),
+        (given_recs, row_checks if recs_row_checks else []),
         *truth_checks(
             given_truth, truth_spec, truth_schema, in_memory=isinstance(truth, pl.DataFrame)
         ),

@@ -166,18 +166,34 @@ def _check_duplicates(frame: pl.DataFrame, keys: list[str], *, name: str, what: 
         )
 
 
+_KEY = "__key"
+"""A hash of each line's (qid, docno), computed piece by piece for the repeat check."""
+
+
+def _key(user: pl.Expr, item: pl.Expr) -> pl.Expr:
+    return user.hash() ^ (item.hash() * 0x9E3779B97F4A7C15)
+
+
 def _piece_fields(
-    source: FileSource, n_fields: int, columns: dict[str, pl.Expr], bad: pl.Expr
-) -> list[pl.DataFrame] | None:
+    source: FileSource,
+    n_fields: int,
+    columns: dict[str, pl.Expr],
+    bad: pl.Expr,
+    *,
+    constant: str | None = None,
+) -> tuple[pl.DataFrame, str | None] | None:
     """``columns`` computed from a plain file of single-space-separated fields, or None.
 
     The file is parsed a piece at a time (:func:`line_pieces`): each piece's
     fields as text exist only while its ``columns`` are computed, so the
     file's bytes and its unused fields are never held whole. Returns the
-    pieces' frames in file order, blank lines dropped. None (the general path
-    reads the file and names the line) for anything else: not a plain file
-    (:func:`direct_path`), a tab or other space, a line with a field too many
-    or too few, or a row where ``bad`` holds.
+    frame in file order, blank lines dropped, with :data:`_KEY` (the hash of
+    ``user`` and ``item``), and the value of the ``constant`` column when it
+    holds one value on every line (the frame then lacks it: no copy of it per
+    line is kept). None (the
+    general path reads the file and names the line) for anything else: not a
+    plain file (:func:`direct_path`), a tab or other space, a line with a
+    field too many or too few, or a row where ``bad`` holds.
     """
     path = direct_path(source)
     if path is None:
@@ -186,7 +202,9 @@ def _piece_fields(
     # blank lines read as all-null rows; an empty field (two spaces) or a missing one as null
     blank = pl.all_horizontal(pl.col(fields).is_null())
     refused = pl.any_horizontal(pl.col(fields).is_null()) | bad
-    frames = []
+    key = _key(columns["user"], columns["item"])
+    frames: list[pl.DataFrame] = []
+    values: list[str | None] = []  # the constant's value in each piece (None: it varies)
     for piece in line_pieces(path):
         if not single_spaced(piece):
             return None
@@ -203,14 +221,37 @@ def _piece_fields(
             return None
         del piece
         # one pass computes the columns and both checks
-        frame = split.select(**columns, __blank=blank, __refused=~blank & refused)
+        frame = split.select(**columns, **{_KEY: key}, __blank=blank, __refused=~blank & refused)
         del split
         if frame["__refused"].any():
             return None
         if frame["__blank"].any():
             frame = frame.filter(~pl.col("__blank"))
-        frames.append(frame.drop("__blank", "__refused"))
-    return frames
+        frame = frame.drop("__blank", "__refused")
+        if constant is not None and frame.height:
+            unique = frame.get_column(constant).unique().head(2)
+            values.append(unique[0] if unique.len() == 1 else None)
+            if unique.len() == 1:
+                frame = frame.drop(constant)
+        frames.append(frame)
+    if not frames:
+        return None
+    if constant is None or (len(set(values)) == 1 and values[0] is not None):
+        return pl.concat(frames, rechunk=False), values[0] if values else None
+    # the value varies: each piece that held one value gets its column back
+    names = [*columns, _KEY]
+    for index, (frame, value) in enumerate(zip(frames, values, strict=True)):
+        if value is not None:
+            column = pl.repeat(value, frame.height, dtype=pl.String, eager=True)
+            frames[index] = frame.with_columns(column.alias(constant)).select(names)
+    return pl.concat(frames, rechunk=False), None
+
+
+def _distinct_keys(frame: pl.DataFrame) -> bool:
+    """:func:`_all_distinct` of (user, item), from the hashes :func:`_piece_fields` made."""
+    if frame.get_column(_KEY).n_unique() == frame.height:
+        return True
+    return bool(frame.select("user", "item").n_unique() == frame.height)
 
 
 def _sorted_by_columns(frame: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
@@ -220,16 +261,6 @@ def _sorted_by_columns(frame: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
         gathered[column] = frame.get_column(column).gather(order)
         frame = frame.drop(column)
     return pl.DataFrame(gathered)
-
-
-def _uniform_tag(frames: list[pl.DataFrame]) -> str | None:
-    """The run's one tag when every line has it (then ``frames`` lose their tag column)."""
-    tags = {tag for frame in frames for tag in frame.select(pl.col("tag").unique().head(2))["tag"]}
-    if len(tags) != 1:
-        return None
-    for index, frame in enumerate(frames):
-        frames[index] = frame.drop("tag")
-    return str(tags.pop())
 
 
 def _query_blocks(frame: pl.DataFrame) -> pl.DataFrame | None:
@@ -256,12 +287,8 @@ def _query_blocks(frame: pl.DataFrame) -> pl.DataFrame | None:
     return blocks.sort("user")
 
 
-def _gather(series: pl.Series, order: pl.Series, step: int = 1 << 17) -> pl.Series:
-    """``series.gather(order)`` built in pieces (freed pieces of a column fit the next one)."""
-    return pl.concat(
-        [series.gather(order.slice(start, step)) for start in range(0, order.len(), step)],
-        rechunk=False,
-    )
+_MAX_SLICES = 4096
+"""Most slices a run's queries are put in order by (zero copy); more: a gather (a copy)."""
 
 
 def _run_from_path(
@@ -281,18 +308,18 @@ def _run_from_path(
         file_rank = pl.col("__f3").str.to_integer(strict=False)
         columns["__file_rank"] = file_rank
         bad = bad | file_rank.is_null() | (file_rank < 1)
-    frames = _piece_fields(source, 6, columns, bad)
-    if frames is None:
+    fields = _piece_fields(source, 6, columns, bad, constant="tag")
+    if fields is None:
         return None
-    # the usual run has one tag: a constant column then (not a copy per line)
-    tag = _uniform_tag(frames)
-    tag_column = pl.col("tag") if tag is None else pl.lit(tag, dtype=pl.String).alias("tag")
-    frame = pl.concat(frames, rechunk=False)
-    del frames
-    if not _all_distinct(frame, ["user", "item"]):
+    frame, tag = fields
+    del fields
+    if not _distinct_keys(frame):
         if duplicates == "error":
             return None
         frame = frame.filter(pl.struct("user", "item").is_first_distinct())
+    frame = frame.drop(_KEY)
+    # the usual run has one tag: then a constant column (not a copy per line)
+    tag_column = pl.col("tag") if tag is None else pl.lit(tag, dtype=pl.String).alias("tag")
     if ranks == "file":
         if not _all_distinct(frame, ["user", "__file_rank"]):
             return None
@@ -315,15 +342,24 @@ def _run_from_path(
     # the queries are put in order (no sort of the lines)
     rank = blocks.select(pl.int_ranges(1, pl.col("len") + 1, dtype=pl.UInt32).explode())
     if not blocks["start"].is_sorted():
-        order = blocks.select(
-            pl.int_ranges("start", pl.col("start") + pl.col("len"), dtype=pl.UInt32).explode()
-        ).to_series()
-        gathered = {}
-        # only this function holds ``frame``: each column's source is freed once copied
-        for column in frame.columns:
-            gathered[column] = _gather(frame.get_column(column), order)
-            frame = frame.drop(column)
-        frame = pl.DataFrame(gathered)
+        # the queries in qid order, as slices of the frame (no copy); queries that follow
+        # each other in the file too make one slice
+        ends = pl.col("start") + pl.col("len")
+        follows = (pl.col("start") == ends.shift(1)).fill_null(value=False)
+        runs = blocks.group_by((~follows).cum_sum().alias("__slice"), maintain_order=True).agg(
+            pl.col("start").first(), pl.col("len").sum()
+        )
+        if runs.height <= _MAX_SLICES:
+            frame = pl.concat(
+                [
+                    frame.slice(start, length)
+                    for start, length in runs.select("start", "len").rows()
+                ],
+                rechunk=False,
+            )
+        else:
+            order = blocks.select(pl.int_ranges("start", ends, dtype=pl.UInt32).explode())
+            frame = _sorted_by_columns(frame, order.to_series())
     return frame.select("user", "item", rank.to_series().alias("rank"), "score", tag_column)
 
 
@@ -461,16 +497,16 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
     """
     _check_choice(duplicates, ("error", "first"), "duplicates")
     rel = pl.col("__f3").str.to_integer(strict=False)
-    frames = _piece_fields(
+    fields = _piece_fields(
         source, 4, {"user": pl.col("__f0"), "item": pl.col("__f2"), "rel": rel}, rel.is_null()
     )
-    if frames is not None:
-        fast = pl.concat(frames, rechunk=False)
-        del frames
-        if _all_distinct(fast, ["user", "item"]):
-            return fast
+    if fields is not None:
+        fast = fields[0]
+        del fields
+        if _distinct_keys(fast):
+            return fast.drop(_KEY)
         if duplicates == "first":
-            return fast.filter(pl.struct("user", "item").is_first_distinct())
+            return fast.filter(pl.struct("user", "item").is_first_distinct()).drop(_KEY)
         del fast
     name, split = _fields(source, 4, "qid iter docno rel")
     frame = split.with_columns(

@@ -103,8 +103,11 @@ def _split_on_single_spaces(data: bytes, fields: list[str]) -> pl.DataFrame | No
     """Polars' CSV reader on a file of single-space-separated fields; None if it is not one.
 
     The usual TREC file parses here in about the memory of the file itself;
-    anything else (None) goes the general way.
+    anything else (None) goes the general way: also a tab or another space,
+    which this reader would take as part of a field.
     """
+    if not single_spaced(data):
+        return None
     try:
         frame = pl.read_csv(
             data,
@@ -228,7 +231,9 @@ def _piece_fields(
         if frame["__blank"].any():
             frame = frame.filter(~pl.col("__blank"))
         frame = frame.drop("__blank", "__refused")
-        if constant is not None and frame.height:
+        if not frame.height:
+            continue  # a piece of blank lines
+        if constant is not None:
             unique = frame.get_column(constant).unique().head(2)
             values.append(unique[0] if unique.len() == 1 else None)
             if unique.len() == 1:

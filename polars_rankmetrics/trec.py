@@ -241,10 +241,16 @@ def _piece_fields(
         frames.append(frame)
     if not frames:
         return None
+    return _joined(frames, values, constant, [*columns, _KEY])
+
+
+def _joined(
+    frames: list[pl.DataFrame], values: list[str | None], constant: str | None, names: list[str]
+) -> tuple[pl.DataFrame, str | None]:
+    """The pieces as one frame, and the ``constant``'s one value (None: it varies)."""
     if constant is None or (len(set(values)) == 1 and values[0] is not None):
         return pl.concat(frames, rechunk=False), values[0] if values else None
     # the value varies: each piece that held one value gets its column back
-    names = [*columns, _KEY]
     for index, (frame, value) in enumerate(zip(frames, values, strict=True)):
         if value is not None:
             column = pl.repeat(value, frame.height, dtype=pl.String, eager=True)
@@ -345,7 +351,9 @@ def _run_from_path(
         return frame.select("user", "item", rank.alias("rank"), "score", tag_column)
     # each query is in trec_eval's order already: its ranks are its line order, and only
     # the queries are put in order (no sort of the lines)
-    rank = blocks.select(pl.int_ranges(1, pl.col("len") + 1, dtype=pl.UInt32).explode())
+    ranks_in_order = blocks.select(
+        pl.int_ranges(1, pl.col("len") + 1, dtype=pl.UInt32).explode().alias("rank")
+    ).to_series()
     if not blocks["start"].is_sorted():
         # the queries in qid order, as slices of the frame (no copy); queries that follow
         # each other in the file too make one slice
@@ -363,9 +371,9 @@ def _run_from_path(
                 rechunk=False,
             )
         else:
-            order = blocks.select(pl.int_ranges("start", ends, dtype=pl.UInt32).explode())
-            frame = _sorted_by_columns(frame, order.to_series())
-    return frame.select("user", "item", rank.to_series().alias("rank"), "score", tag_column)
+            in_order = blocks.select(pl.int_ranges("start", ends, dtype=pl.UInt32).explode())
+            frame = _sorted_by_columns(frame, in_order.to_series())
+    return frame.select("user", "item", ranks_in_order, "score", tag_column)
 
 
 def read_trec_run(

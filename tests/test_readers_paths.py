@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from polars_rankmetrics import _kaggle_csv, _textfiles
+from polars_rankmetrics import _kaggle_csv, _textfiles, trec
 from polars_rankmetrics._textfiles import direct_path
 from polars_rankmetrics.kaggle import read_solution, read_submission
 from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
@@ -182,6 +182,9 @@ def test_run_pieces_on_a_random_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     got = read_trec_run(path, duplicates="first")
     assert_frame_equal(got, read_trec_run(path.read_bytes(), duplicates="first"))
     assert got["user"].is_sorted()
+    # more queries out of place than slices allowed: gathered instead, the same frame
+    monkeypatch.setattr(trec, "_MAX_SLICES", 1)
+    assert_frame_equal(read_trec_run(path, duplicates="first"), got)
 
 
 def test_a_tab_in_a_qrels_line_is_a_separator(tmp_path: Path) -> None:

@@ -12,6 +12,10 @@ reads it with Polars' own ``read_csv`` as string columns, for scale. ``otto``
 times the whole ``score_submission(..., preset="otto")`` on a submission of
 300k sessions x 3 types x 20 labels (18M exploded rows) at scale 1.
 
+``--time-readers N`` times each file reader (old and new, ``--before``) in
+this one process, in N interleaved rounds: medians / minima in seconds and
+the before / after ratios.
+
 ``--before PATH`` measures the package at PATH too (e.g. ``git archive`` of an
 older commit), each reader in its own child, file by file. ``--time-otto N``
 instead times OTTO scoring of the two packages in this one process, in N
@@ -73,6 +77,14 @@ def _kaggle_wide(path: Path, users: int) -> None:
     frame.write_csv(path)
 
 
+def _kaggle_long(path: Path, rows: int) -> None:
+    frame = pl.select(i=pl.int_range(rows)).select(
+        customer_id=(pl.col("i") // 12).cast(pl.String).str.zfill(16),
+        prediction=(pl.col("i") % 12 + pl.col("i") // 12 % 5).cast(pl.String).str.zfill(10),
+    )
+    frame.write_csv(path)
+
+
 def _otto(directory: Path, sessions: int) -> tuple[Path, Path]:
     types = pl.DataFrame({"t": ["clicks", "carts", "orders"]})
     base = pl.select(s=pl.int_range(sessions)).join(types, how="cross")
@@ -112,10 +124,10 @@ CHILD = textwrap.dedent(
         frame = trec.read_trec_run(paths[0])
     elif kind == "trec_qrels":
         frame = trec.read_trec_qrels(paths[0])
-    elif kind == "kaggle_wide":
+    elif kind in ("kaggle_wide", "kaggle_long"):
         frame = kaggle.read_submission(paths[0])
     elif kind.startswith("floor_"):
-        space = kind != "floor_kaggle_wide"
+        space = kind.startswith("floor_trec")
         frame = pl.read_csv(
             paths[0], has_header=not space, separator=" " if space else ",",
             quote_char=None if space else '"', infer_schema=False,
@@ -189,11 +201,48 @@ def _time_otto(paths: list[Path], before: Path, rounds: int) -> None:
     print(f"before / after: {medians:.2f}x (medians), {minima:.2f}x (minima)")
 
 
+def _time_reader(name: str, path: Path, before: Path, rounds: int) -> None:
+    """One reader old and new, interleaved in this process; medians, minima, ratio."""
+    import importlib
+
+    import polars_rankmetrics.kaggle as new_kaggle
+    import polars_rankmetrics.trec as new_trec
+
+    with tempfile.TemporaryDirectory() as folder:
+        sys.path.insert(0, _before_package(before, Path(folder)))
+        modules = {
+            "before": (importlib.import_module("rm_before.trec"),
+                       importlib.import_module("rm_before.kaggle")),
+            "after": (new_trec, new_kaggle),
+        }  # fmt: skip
+        times: dict[str, list[float]] = {"before": [], "after": []}
+        for _ in range(rounds):
+            for label, (trec, kaggle) in modules.items():
+                start = time.perf_counter()
+                if name == "trec_run":
+                    trec.read_trec_run(path)
+                elif name == "trec_qrels":
+                    trec.read_trec_qrels(path)
+                else:
+                    kaggle.read_submission(path)
+                times[label].append(time.perf_counter() - start)
+    med = {label: statistics.median(seconds) for label, seconds in times.items()}
+    low = {label: min(seconds) for label, seconds in times.items()}
+    print(
+        f"| {name} | {rounds} | {med['before']:.2f} / {low['before']:.2f} | "
+        f"{med['after']:.2f} / {low['after']:.2f} | "
+        f"{med['before'] / med['after']:.2f}x / {low['before'] / low['after']:.2f}x |",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rankmetrics-readers"))
-    parser.add_argument("--only", help="one of trec_run, trec_qrels, kaggle_wide, otto")
+    parser.add_argument(
+        "--only", help="one of trec_run, trec_qrels, kaggle_wide, kaggle_long, otto"
+    )
     parser.add_argument(
         "--before",
         type=Path,
@@ -203,6 +252,12 @@ def main() -> None:
     parser.add_argument(
         "--time-otto", type=int, metavar="ROUNDS", help="time OTTO old vs new in one process"
     )
+    parser.add_argument(
+        "--time-readers",
+        type=int,
+        metavar="ROUNDS",
+        help="time each file reader old vs new in one process, interleaved",
+    )
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     suffix = f"{args.scale:g}"
@@ -211,6 +266,7 @@ def main() -> None:
         "trec_run": (_trec_run, int(1_500_000 * args.scale)),
         "trec_qrels": (_trec_qrels, int(1_500_000 * args.scale)),
         "kaggle_wide": (_kaggle_wide, int(1_000_000 * args.scale)),
+        "kaggle_long": (_kaggle_long, int(3_000_000 * args.scale)),
     }
     for name, (make, size) in specs.items():
         path = args.dir / f"{name}_{suffix}.txt"
@@ -226,6 +282,13 @@ def main() -> None:
         if not args.before:
             raise SystemExit("--time-otto needs --before")
         _time_otto(files["otto"], args.before, args.time_otto)
+        return
+    if args.time_readers:
+        if not args.before:
+            raise SystemExit("--time-readers needs --before")
+        for name in ("trec_run", "trec_qrels", "kaggle_wide", "kaggle_long"):
+            if not args.only or name == args.only:
+                _time_reader(name, files[name][0], args.before, args.time_readers)
         return
     roots = [("after", ROOT)] + ([("before", args.before)] if args.before else [])
     print(

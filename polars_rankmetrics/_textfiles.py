@@ -13,8 +13,9 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TypeAlias
 
@@ -23,15 +24,18 @@ import polars as pl
 __all__ = [
     "LINE",
     "LINENO",
+    "PIECE",
     "FileSource",
     "check_no_whitespace",
     "direct_path",
     "fail_on",
     "file_error",
+    "line_pieces",
     "lines_of",
     "read_bytes",
     "read_lines",
     "require_frame_columns",
+    "single_spaced",
     "source_name",
     "utf8_error",
 ]
@@ -163,6 +167,44 @@ def direct_path(source: FileSource) -> Path | None:
                     return None
             chunk = file.read(_SCAN)
     return path
+
+
+PIECE = 1 << 20
+"""Bytes parsed at a time by the readers that take a file piece by piece."""
+
+# every character the general readers' ``\s`` splits on, except the space and the line end
+_OTHER_SPACE = re.compile(
+    rb"[\t\x0b\x0c]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    rb"|\xe2\x81\x9f|\xe3\x80\x80"
+)
+
+
+def line_pieces(path: Path, size: int | None = None) -> Iterator[bytes]:
+    r"""The file at ``path`` (from :func:`direct_path`) in pieces of whole lines.
+
+    Each piece is about ``size`` bytes (default :data:`PIECE`) and ends at a
+    line end (or the file's end); a UTF-8 byte-order mark is dropped. Only one
+    piece is held at a time, so a reader that parses each piece and keeps only
+    what it needs never holds the file's bytes or all its fields as text.
+    """
+    with path.open("rb") as file:
+        piece = file.read(size or PIECE).removeprefix(b"\xef\xbb\xbf")
+        while piece:
+            if not piece.endswith(b"\n"):
+                piece += file.readline()
+            yield piece
+            piece = file.read(size or PIECE)
+
+
+def single_spaced(piece: bytes) -> bool:
+    r"""Whether the only whitespace in ``piece`` is the space and the line end.
+
+    A tab or another Unicode space (which the general readers split on, as
+    ``\s`` does) sends the file to the general path.
+    """
+    if b"\t" in piece or b"\x0b" in piece or b"\x0c" in piece:
+        return False
+    return piece.isascii() or _OTHER_SPACE.search(piece) is None
 
 
 def read_lines(source: FileSource) -> tuple[str, pl.DataFrame]:

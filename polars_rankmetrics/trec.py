@@ -34,9 +34,11 @@ from polars_rankmetrics._textfiles import (
     direct_path,
     fail_on,
     file_error,
+    line_pieces,
     lines_of,
     read_bytes,
     require_frame_columns,
+    single_spaced,
 )
 from polars_rankmetrics._trec_eval import (
     TrecMeasure,
@@ -101,8 +103,11 @@ def _split_on_single_spaces(data: bytes, fields: list[str]) -> pl.DataFrame | No
     """Polars' CSV reader on a file of single-space-separated fields; None if it is not one.
 
     The usual TREC file parses here in about the memory of the file itself;
-    anything else (None) goes the general way.
+    anything else (None) goes the general way: also a tab or another space,
+    which this reader would take as part of a field.
     """
+    if not single_spaced(data):
+        return None
     try:
         frame = pl.read_csv(
             data,
@@ -164,45 +169,100 @@ def _check_duplicates(frame: pl.DataFrame, keys: list[str], *, name: str, what: 
         )
 
 
-def _scan_fields(
-    source: FileSource, n_fields: int, columns: dict[str, pl.Expr]
-) -> pl.DataFrame | None:
+_KEY = "__key"
+"""A hash of each line's (qid, docno), computed piece by piece for the repeat check."""
+
+
+def _key(user: pl.Expr, item: pl.Expr) -> pl.Expr:
+    return user.hash() ^ (item.hash() * 0x9E3779B97F4A7C15)
+
+
+def _piece_fields(
+    source: FileSource,
+    n_fields: int,
+    columns: dict[str, pl.Expr],
+    bad: pl.Expr,
+    *,
+    constant: str | None = None,
+) -> tuple[pl.DataFrame, str | None] | None:
     """``columns`` computed from a plain file of single-space-separated fields, or None.
 
-    Polars' CSV reader scans the file by its path (:func:`direct_path`) and
-    the streaming engine computes ``columns`` (from ``__f0`` ..) piece by
-    piece, so neither the file's bytes nor its fields as text are ever held
-    whole. None (the general path reads the file and names any bad line)
-    when the file is not such a file or a line lacks a field.
+    The file is parsed a piece at a time (:func:`line_pieces`): each piece's
+    fields as text exist only while its ``columns`` are computed, so the
+    file's bytes and its unused fields are never held whole. Returns the
+    frame in file order, blank lines dropped, with :data:`_KEY` (the hash of
+    ``user`` and ``item``), and the value of the ``constant`` column when it
+    holds one value on every line (the frame then lacks it: no copy of it per
+    line is kept). None (the
+    general path reads the file and names the line) for anything else: not a
+    plain file (:func:`direct_path`), a tab or other space, a line with a
+    field too many or too few, or a row where ``bad`` holds.
     """
     path = direct_path(source)
     if path is None:
         return None
     fields = [f"__f{i}" for i in range(n_fields)]
-    scan = pl.scan_csv(
-        path,
-        has_header=False,
-        separator=" ",
-        quote_char=None,
-        schema=dict.fromkeys(fields, pl.String),
-        row_index_name=LINENO,
-        row_index_offset=1,
-    )
-    # blank lines read as all-null rows (which keeps the line numbers); an empty field
-    # (two spaces) or a missing one reads as null
+    # blank lines read as all-null rows; an empty field (two spaces) or a missing one as null
     blank = pl.all_horizontal(pl.col(fields).is_null())
-    complete = ~pl.any_horizontal(pl.col(fields).is_null())
-    try:
-        frame = (
-            scan.filter(~blank)
-            .select(pl.col(LINENO).cast(pl.UInt32), complete.alias("__complete"), **columns)
-            .collect(engine="streaming")
-        )
-    except pl.exceptions.PolarsError:
+    refused = pl.any_horizontal(pl.col(fields).is_null()) | bad
+    key = _key(columns["user"], columns["item"])
+    frames: list[pl.DataFrame] = []
+    values: list[str | None] = []  # the constant's value in each piece (None: it varies)
+    for piece in line_pieces(path):
+        if not single_spaced(piece):
+            return None
+        try:
+            split = pl.read_csv(
+                piece,
+                has_header=False,
+                separator=" ",
+                quote_char=None,
+                schema=dict.fromkeys(fields, pl.String),
+                missing_columns="insert",
+            )
+        except pl.exceptions.PolarsError:
+            return None
+        del piece
+        # one pass computes the columns and both checks
+        frame = split.select(**columns, **{_KEY: key}, __blank=blank, __refused=~blank & refused)
+        del split
+        if frame["__refused"].any():
+            return None
+        if frame["__blank"].any():
+            frame = frame.filter(~pl.col("__blank"))
+        frame = frame.drop("__blank", "__refused")
+        if not frame.height:
+            continue  # a piece of blank lines
+        if constant is not None:
+            unique = frame.get_column(constant).unique().head(2)
+            values.append(unique[0] if unique.len() == 1 else None)
+            if unique.len() == 1:
+                frame = frame.drop(constant)
+        frames.append(frame)
+    if not frames:
         return None
-    if not frame["__complete"].all():
-        return None
-    return frame.drop("__complete")
+    return _joined(frames, values, constant, [*columns, _KEY])
+
+
+def _joined(
+    frames: list[pl.DataFrame], values: list[str | None], constant: str | None, names: list[str]
+) -> tuple[pl.DataFrame, str | None]:
+    """The pieces as one frame, and the ``constant``'s one value (None: it varies)."""
+    if constant is None or (len(set(values)) == 1 and values[0] is not None):
+        return pl.concat(frames, rechunk=False), values[0] if values else None
+    # the value varies: each piece that held one value gets its column back
+    for index, (frame, value) in enumerate(zip(frames, values, strict=True)):
+        if value is not None:
+            column = pl.repeat(value, frame.height, dtype=pl.String, eager=True)
+            frames[index] = frame.with_columns(column.alias(constant)).select(names)
+    return pl.concat(frames, rechunk=False), None
+
+
+def _distinct_keys(frame: pl.DataFrame) -> bool:
+    """:func:`_all_distinct` of (user, item), from the hashes :func:`_piece_fields` made."""
+    if frame.get_column(_KEY).n_unique() == frame.height:
+        return True
+    return bool(frame.select("user", "item").n_unique() == frame.height)
 
 
 def _sorted_by_columns(frame: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
@@ -214,6 +274,34 @@ def _sorted_by_columns(frame: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
     return pl.DataFrame(gathered)
 
 
+def _query_blocks(frame: pl.DataFrame) -> pl.DataFrame | None:
+    """Each query's ``start`` and ``len`` sorted by qid, when the file is in trec_eval's order.
+
+    That is: each query's lines together, in score order (descending), a tie
+    broken by docno (descending). None otherwise (the frame is then sorted).
+    """
+    runs = frame.select(pl.col("user").rle()).unnest("user")
+    if runs["value"].n_unique() != runs.height:
+        return None
+    starts = runs["len"].cum_sum().shift(1, fill_value=0).cast(pl.UInt32)
+    step = pl.col("score").diff()
+    # the score may rise only where a query starts
+    if not frame.select(pl.arg_where(step > 0)).to_series().is_in(starts.implode()).all():
+        return None
+    ties = frame.select(pl.arg_where(step == 0)).to_series()
+    ties = ties.filter(~ties.is_in(starts.implode()))
+    if ties.len():
+        item = frame.get_column("item")
+        if not (item.gather(ties) < item.gather(ties - 1)).all():
+            return None
+    blocks = runs.select(start=starts, len=pl.col("len").cast(pl.UInt32), user="value")
+    return blocks.sort("user")
+
+
+_MAX_SLICES = 4096
+"""Most slices a run's queries are put in order by (zero copy); more: a gather (a copy)."""
+
+
 def _run_from_path(
     source: FileSource, ranks: RunRanks, duplicates: Duplicates
 ) -> pl.DataFrame | None:
@@ -223,43 +311,69 @@ def _run_from_path(
     that is not a number, a repeat with ``duplicates="error"``, a bad rank
     with ``ranks="file"``): it reads the file again and names the line.
     """
-    columns = {
-        "user": pl.col("__f0"),
-        "item": pl.col("__f2"),
-        "score": pl.col("__f4").cast(pl.Float64, strict=False),
-        "tag": pl.col("__f5"),
-    }
+    score = pl.col("__f4").cast(pl.Float64, strict=False)
+    columns = {"user": pl.col("__f0"), "item": pl.col("__f2"), "score": score,
+               "tag": pl.col("__f5")}  # fmt: skip
+    bad = score.is_null() | score.is_nan()
     if ranks == "file":
-        columns["__file_rank"] = pl.col("__f3").str.to_integer(strict=False)
-    frame = _scan_fields(source, 6, columns)
-    if (
-        frame is None
-        or frame.select(pl.col("score").is_null().any() | pl.col("score").is_nan().any()).item()
-    ):
+        file_rank = pl.col("__f3").str.to_integer(strict=False)
+        columns["__file_rank"] = file_rank
+        bad = bad | file_rank.is_null() | (file_rank < 1)
+    fields = _piece_fields(source, 6, columns, bad, constant="tag")
+    if fields is None:
         return None
-    if not _all_distinct(frame, ["user", "item"]):
+    frame, tag = fields
+    del fields
+    if not _distinct_keys(frame):
         if duplicates == "error":
             return None
-        frame = frame.filter(pl.col(LINENO) == pl.col(LINENO).min().over("user", "item"))
+        frame = frame.filter(pl.struct("user", "item").is_first_distinct())
+    frame = frame.drop(_KEY)
+    # the usual run has one tag: then a constant column (not a copy per line)
+    tag_column = pl.col("tag") if tag is None else pl.lit(tag, dtype=pl.String).alias("tag")
     if ranks == "file":
-        rank = pl.col("__file_rank")
-        if frame.select((rank.is_null() | (rank < 1)).any()).item():
-            return None
         if not _all_distinct(frame, ["user", "__file_rank"]):
             return None
-        frame = frame.select("user", "item", rank.cast(pl.UInt32).alias("rank"), "score", "tag")
+        frame = frame.with_columns(pl.col("__file_rank").cast(pl.UInt32).alias("rank"))
         order = frame.select(pl.arg_sort_by("user", "rank")).to_series()
-        return _sorted_by_columns(frame, order)
-    frame = frame.select("user", "item", "score", "tag")
-    order = frame.select(
-        pl.arg_sort_by(["user", "score", "item"], descending=[False, True, True])
+        frame = _sorted_by_columns(frame.drop("__file_rank"), order)
+        return frame.select("user", "item", "rank", "score", tag_column)
+    blocks = _query_blocks(frame)
+    if blocks is None:
+        order = frame.select(
+            pl.arg_sort_by(["user", "score", "item"], descending=[False, True, True])
+        ).to_series()
+        frame = _sorted_by_columns(frame, order)
+        del order
+        index = pl.int_range(pl.len(), dtype=pl.UInt32)
+        starts = (pl.col("user") != pl.col("user").shift(1)).fill_null(value=True)
+        rank = index - pl.when(starts).then(index).forward_fill() + 1
+        return frame.select("user", "item", rank.alias("rank"), "score", tag_column)
+    # each query is in trec_eval's order already: its ranks are its line order, and only
+    # the queries are put in order (no sort of the lines)
+    ranks_in_order = blocks.select(
+        pl.int_ranges(1, pl.col("len") + 1, dtype=pl.UInt32).explode().alias("rank")
     ).to_series()
-    frame = _sorted_by_columns(frame, order)
-    del order
-    index = pl.int_range(pl.len(), dtype=pl.UInt32)
-    starts = (pl.col("user") != pl.col("user").shift(1)).fill_null(value=True)
-    rank = index - pl.when(starts).then(index).forward_fill() + 1
-    return frame.select("user", "item", rank.alias("rank"), "score", "tag")
+    if not blocks["start"].is_sorted():
+        # the queries in qid order, as slices of the frame (no copy); queries that follow
+        # each other in the file too make one slice
+        ends = pl.col("start") + pl.col("len")
+        follows = (pl.col("start") == ends.shift(1)).fill_null(value=False)
+        runs = blocks.group_by((~follows).cum_sum().alias("__slice"), maintain_order=True).agg(
+            pl.col("start").first(), pl.col("len").sum()
+        )
+        if runs.height <= _MAX_SLICES:
+            frame = pl.concat(
+                [
+                    frame.slice(start, length)
+                    for start, length in runs.select("start", "len").rows()
+                ],
+                rechunk=False,
+            )
+        else:
+            in_order = blocks.select(pl.int_ranges("start", ends, dtype=pl.UInt32).explode())
+            frame = _sorted_by_columns(frame, in_order.to_series())
+    return frame.select("user", "item", ranks_in_order, "score", tag_column)
 
 
 def read_trec_run(
@@ -395,22 +509,18 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
     └──────┴──────┴─────┘
     """
     _check_choice(duplicates, ("error", "first"), "duplicates")
-    fast = _scan_fields(
-        source,
-        4,
-        {
-            "user": pl.col("__f0"),
-            "item": pl.col("__f2"),
-            "rel": pl.col("__f3").str.to_integer(strict=False),
-        },
+    rel = pl.col("__f3").str.to_integer(strict=False)
+    fields = _piece_fields(
+        source, 4, {"user": pl.col("__f0"), "item": pl.col("__f2"), "rel": rel}, rel.is_null()
     )
-    if fast is not None and not fast["rel"].has_nulls():
-        if _all_distinct(fast, ["user", "item"]):
-            return fast.select("user", "item", "rel")
+    if fields is not None:
+        fast = fields[0]
+        del fields
+        if _distinct_keys(fast):
+            return fast.drop(_KEY)
         if duplicates == "first":
-            first = pl.col(LINENO) == pl.col(LINENO).min().over("user", "item")
-            return fast.filter(first).select("user", "item", "rel")
-    del fast
+            return fast.filter(pl.struct("user", "item").is_first_distinct()).drop(_KEY)
+        del fast
     name, split = _fields(source, 4, "qid iter docno rel")
     frame = split.with_columns(
         pl.col("__f0").alias("user"),

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from polars_rankmetrics import _kaggle_csv
+from polars_rankmetrics import _kaggle_csv, _textfiles, trec
 from polars_rankmetrics._textfiles import direct_path
 from polars_rankmetrics.kaggle import read_solution, read_submission
 from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
@@ -131,3 +131,84 @@ def test_wide_cells_listed_piece_by_piece(tmp_path: Path, monkeypatch: pytest.Mo
         ValueError, match=r"line 2: submission item '0' listed twice .* \(6 more line\(s\)"
     ):
         read_submission(path, duplicates="error")
+
+
+# Runs and qrels by path are parsed a piece of whole lines at a time (``PIECE`` bytes);
+# with tiny pieces every line boundary is a piece boundary somewhere.
+RUN_VARIANTS = {
+    # queries out of qid order, each in trec_eval's order: put in order by slices
+    "queries out of order": [b"q2 Q0 a 1 3 r", b"q2 Q0 b 2 2 r", b"q10 Q0 c 1 5 r",
+                             b"q1 Q0 d 1 9 r", b"q1 Q0 e 2 1 r"],
+    # equal scores in docno-descending order need no sort; ascending ones are sorted
+    "ties in trec_eval's order": [b"q1 Q0 d9 1 0.5 r", b"q1 Q0 d3 2 0.5 r", b"q1 Q0 d1 3 0.2 r"],
+    "ties against it": [b"q1 Q0 d1 1 0.5 r", b"q1 Q0 d3 2 0.5 r", b"q1 Q0 d9 3 0.5 r"],
+    "score rising": [b"q1 Q0 d1 1 0.1 r", b"q1 Q0 d2 2 0.9 r", b"q2 Q0 d1 1 0.3 r"],
+    "query split in two": [b"q1 Q0 d1 1 0.9 r", b"q2 Q0 d1 1 0.3 r", b"q1 Q0 d2 2 0.1 r"],
+    "tags vary": [b"q1 Q0 d1 1 0.9 a", b"q1 Q0 d2 2 0.8 a", b"q1 Q0 d3 3 0.7 b",
+                  b"q2 Q0 d1 1 0.9 b", b"q3 Q0 d2 1 0.9 a"],
+    "blank lines": [b"", b"q1 Q0 d1 1 0.9 r", b"", b"", b"q2 Q0 d1 1 0.3 r", b""],
+    # tabs, runs of spaces and trailing spaces take the general path
+    "tabs": [b"q1\tQ0\td1\t1\t0.9\tr", b"q1 Q0 d2 2 0.8 r"],
+    "runs of spaces": [b"q1  Q0 d1 1 0.9 r", b"q1 Q0 d2 2 0.8 r"],
+    "trailing space": [b"q1 Q0 d1 1 0.9 r ", b"q1 Q0 d2 2 0.8 r"],
+    "no-break space": ["q1 Q0\u00a0d1 1 0.9 r".encode(), b"q1 Q0 d2 2 0.8 r"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("piece", [16, 1 << 20])
+@pytest.mark.parametrize("variant", sorted(RUN_VARIANTS))
+def test_run_pieces_read_like_bytes(
+    variant: str, piece: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_textfiles, "PIECE", piece)
+    lines = RUN_VARIANTS[variant]
+    path = _file(tmp_path, lines, b"\n")
+    for kwargs in ({}, {"ranks": "file"}):
+        got, expected = read_trec_run(path, **kwargs), read_trec_run(path.read_bytes(), **kwargs)
+        assert_frame_equal(got, expected)
+        assert got["rank"].dtype == pl.UInt32
+    assert (direct_path(path) is None) is False
+
+
+def test_run_pieces_on_a_random_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # many queries in numeric (not string) order, rank order, some ties: slices and ties
+    lines = [
+        f"q{q} Q0 d{(q * 37 + r * 11) % 50} {r + 1} {10 - r // 2} run".encode()
+        for q in range(30)
+        for r in range(8)
+    ]
+    path = _file(tmp_path, lines, b"\n")
+    monkeypatch.setattr(_textfiles, "PIECE", 64)
+    got = read_trec_run(path, duplicates="first")
+    assert_frame_equal(got, read_trec_run(path.read_bytes(), duplicates="first"))
+    assert got["user"].is_sorted()
+    # more queries out of place than slices allowed: gathered instead, the same frame
+    monkeypatch.setattr(trec, "_MAX_SLICES", 1)
+    assert_frame_equal(read_trec_run(path, duplicates="first"), got)
+
+
+def test_a_tab_in_a_qrels_line_is_a_separator(tmp_path: Path) -> None:
+    # "q1<TAB>0 d1 1 5" is five fields: refused, never read as qid "q1<TAB>0"
+    path = _file(tmp_path, [b"q1 0 d0 1", b"q1\t0 d1 1 5"], b"\n")
+    for source in (path, path.read_bytes()):
+        with pytest.raises(ValueError, match=r"line 2: expected 4 whitespace-separated"):
+            read_trec_qrels(source)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"\n\n\n", b"\xef\xbb\xbf"])
+def test_empty_and_blank_files_by_path(content: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_bytes(content)
+    assert_frame_equal(read_trec_run(path), read_trec_run(content))
+    assert read_trec_run(path).height == 0
+    assert_frame_equal(read_trec_qrels(path), read_trec_qrels(content))
+
+
+def test_qrels_pieces_read_like_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [f"q{n % 7} 0 d{n % 11} {n % 3 - 1}".encode() for n in range(90)] + [b""]
+    path = _file(tmp_path, lines, b"\r\n", bom=True)
+    monkeypatch.setattr(_textfiles, "PIECE", 40)
+    expected = read_trec_qrels(b"\n".join(lines), duplicates="first")
+    assert_frame_equal(read_trec_qrels(path, duplicates="first"), expected)
+    with pytest.raises(ValueError, match=r"line 78: the same docno for this qid again"):
+        read_trec_qrels(path)

@@ -184,6 +184,76 @@ def test_evaluate_reports_the_same_with_a_colliding_hash(
                 assert call().equals(prm.evaluate(recs, truth, metrics, **options))
 
 
+def test_eager_and_lazy_calls_report_alike() -> None:
+    # eager: lists in rank order, compared row by row; lazy: hashes grouped and joined back
+    recs = RECS.drop("rank").with_columns(item=pl.Series([10, 11, 11, 13, 10, 14, 10]))
+    eager = _message(lambda: prm.evaluate(recs, TRUTH, "map@3", score="score"))
+    lazy = _message(
+        lambda: prm.evaluate(recs.lazy(), TRUTH.lazy(), "map@3", score="score").collect()
+    )
+    assert eager is not None
+    assert eager == lazy
+    assert "recs has 4 rows with a duplicated (user, item)" in eager
+    assert "example row: user=1, item=11, rank=2" in eager
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=6), max_size=4),
+    st.integers(1, 5),
+)
+def test_lists_in_rank_order_are_refused_as_lazy_frames_are(lists: list[list[int]], k: int) -> None:
+    # eager: the rows are lists in rank order (compared with the rows above); lazy: hashes
+    recs = pl.DataFrame(
+        [
+            (user, item, float(len(items) - place))
+            for user, items in enumerate(lists)
+            for place, item in enumerate(items)
+        ],
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64},
+        orient="row",
+    )
+    truth = pl.DataFrame({"user": [0, 1], "item": [1, 2]})
+    metrics = [f"map@{k}", "ndcg@2"]
+    eager = _message(lambda: prm.evaluate(recs, truth, metrics, score="score"))
+    lazy = _message(
+        lambda: prm.evaluate(recs.lazy(), truth.lazy(), metrics, score="score").collect()
+    )
+    assert eager == lazy
+    top = [items[: max(k, 2)] for items in lists]  # the largest cutoff asked for
+    assert (eager is not None) is any(len(set(items)) < len(items) for items in top)
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> tuple[pl.DataFrame, int]:
+    """Lists as blocks of at most k rows numbered 1, 2, ... (a cut of lists in rank order)."""
+    k = draw(st.integers(1, 6))
+    rows = [
+        (user, draw(st.integers(0, 5)), position)
+        for user in range(draw(st.integers(0, 5)))
+        for position in range(1, draw(st.integers(1, k)) + 1)
+    ]
+    frame = pl.DataFrame(rows, schema=["user", "item", "rank"], orient="row")
+    return frame, k
+
+
+@SETTINGS
+@given(blocks(), st.sampled_from(["in-memory", "streaming"]))
+def test_repeats_within_blocks_are_found_exactly_by_comparing_neighbours(
+    case: tuple[pl.DataFrame, int], engine: str
+) -> None:
+    frame, k = case
+    keys, show = ["user", "item"], ["user", "item", "rank"]
+    check = _validation.duplicate_check("recs", keys, show, hint="", runs=("rank", k))
+    assert check.search is not None
+    # the search keeps exactly the bad rows, and the screen fires exactly when there are some
+    expected = _exact(frame, keys, show)
+    assert _summarised(frame, check, lazy=False, engine=engine) == expected
+    assert frame.select(check.screen).item() is (expected[0] > 0)
+    searched = check.search(frame.lazy()).collect(engine=engine)  # type: ignore[call-overload]
+    assert searched.equals(frame.filter(pl.struct(keys).is_duplicated()))
+
+
 @SETTINGS
 @given(st.lists(st.integers(1, 7), max_size=12), st.integers(1, 8))
 def test_the_cut_of_lists_in_rank_order_is_their_positions_up_to_k(

@@ -558,13 +558,7 @@ def nan_check(
 
 
 def duplicate_check(
-    frame: str,
-    keys: Sequence[str],
-    show: Sequence[str],
-    hint: str,
-    *,
-    in_memory: bool = False,
-    runs: tuple[str, int] | None = None,
+    frame: str, keys: Sequence[str], show: Sequence[str], hint: str, *, in_memory: bool = False
 ) -> DataCheck:
     """Each combination of ``keys`` may occur once.
 
@@ -588,19 +582,7 @@ def duplicate_check(
     condition on repeats of ``keys`` plus more columns (see
     :func:`polars_rankmetrics.ranking.position_check`): such rows repeat
     ``keys`` too, so the search keeps them.
-
-    ``runs``: ``(position, k)`` when the rows come list by list, each list
-    (``keys`` but the last, the item) one block of consecutive rows numbered
-    ``1, 2, ...`` in column ``position``, at most ``k`` of them: lists in rank
-    order cut to their top k. A repeated item then lies fewer than ``k`` rows
-    below its first row, within one block, so for a small ``k`` each row is
-    compared with the ``k - 1`` rows above it: exact, with no hash and no
-    sort (on 1M rows cut to the top 10, 13 ms against 41 ms for the sort of
-    their hashes), and the rows that match one above or below are the bad
-    rows themselves.
     """
-    if runs is not None and runs[1] <= MOST_RUN_SHIFTS:
-        return _duplicates_within_runs(frame, keys, show, hint, position=runs[0], k=runs[1])
     hashes = _key_hash(keys)
     if in_memory:
         repeats = hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
@@ -634,32 +616,6 @@ def duplicate_check(
 
 _HASH = "__prm_key_hash"
 _COUNT = "__prm_key_count"
-
-# the largest top k whose repeats are found by comparing rows with the k - 1 rows above
-# (each comparison costs about a thirtieth of a sort of the rows' hashes)
-MOST_RUN_SHIFTS = 16
-
-
-def _duplicates_within_runs(
-    frame: str, keys: Sequence[str], show: Sequence[str], hint: str, *, position: str, k: int
-) -> DataCheck:
-    """:func:`duplicate_check` of lists held as blocks of at most ``k`` numbered rows."""
-    item, place = pl.col(keys[-1]), pl.col(position)
-    # the row j above is in the same block exactly when this row's position exceeds j
-    above = [item.eq_missing(item.shift(j)) & (place > j) for j in range(1, k)]
-    # a bad row matches a row above it, or a row below it matches it
-    matched = [match | match.shift(-j).fill_null(value=False) for j, match in enumerate(above, 1)]
-
-    def search(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.filter(pl.any_horizontal(matched)) if matched else rows.head(0)
-
-    return DataCheck(
-        bad=pl.struct(list(keys)).is_duplicated(),
-        message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
-        show=tuple(show),
-        screen=pl.any_horizontal(above).any() if above else pl.lit(value=False),
-        search=search,
-    )
 
 
 def _key_hash(keys: Sequence[str]) -> pl.Expr:

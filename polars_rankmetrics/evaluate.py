@@ -837,16 +837,17 @@ def _plan(
     # ranks given and no measure reads whole lists: only the hit rows can show a repeat
     # that changes a number, so the recs' repeats are checked (or dropped) there
     hits_only = roles.score is None and all(q.measure.repeats == "hits" for q in requests)
-    # rows removed before ranking: the lists are no longer runs of the input's rows
-    run_lengths = (
-        r.lengths_in_rank_order(recs, recs_spec) if retrieved is None and not tie_average else None
-    )
     ranked = _ranked_cut(
         recs_lf if retrieved is None else retrieved,
         recs_spec,
         specs,
         hold=in_memory,
-        run_lengths=run_lengths,
+        # rows removed before ranking: the lists are no longer runs of the input's rows
+        run_lengths=(
+            r.lengths_in_rank_order(recs, recs_spec)
+            if retrieved is None and not tie_average
+            else None
+        ),
         renumber=retrieved is not None and roles.score is None,
         tie_groups=tie_average,
         drop_repeats=not hits_only,
@@ -903,15 +904,7 @@ def _plan(
         # a relevant item sits: check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, r.hit_checks(recs_spec, _HIT_ROW, in_memory=in_memory)))
     else:
-        checks.extend(
-            r.list_checks(
-                ranked,
-                recs_spec,
-                in_memory=in_memory,
-                # lists in rank order keep their blocks in the cut (see list_checks)
-                runs=None if run_lengths is None else _largest_cutoff(specs),
-            )
-        )
+        checks.extend(r.list_checks(ranked, recs_spec, in_memory=in_memory))
     return parts, checks, requests, keys, hit_users
 
 

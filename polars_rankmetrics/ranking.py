@@ -125,21 +125,13 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -
 
 
 def list_checks(
-    ranked: pl.LazyFrame,
-    spec: RecsSpec,
-    *,
-    positions: bool = True,
-    in_memory: bool = False,
-    runs: int | None = None,
+    ranked: pl.LazyFrame, spec: RecsSpec, *, positions: bool = True, in_memory: bool = False
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
     """Checks of ranked lists: each item once per list and, if asked, each position once.
 
     Score-derived positions are distinct by construction, so only given ranks
     are checked for repeats. ``in_memory``: ``ranked`` comes from a frame in
     memory (see :func:`polars_rankmetrics._validation.duplicate_check`).
-    ``runs``: ``ranked`` holds each list as one block of rows in rank order,
-    cut to its top ``runs`` (the positions of lists in rank order,
-    :func:`with_positions` with ``run_lengths`` and a cutoff).
     """
     show = (*spec.list_keys, spec.item, spec.rank)
     checks = []
@@ -152,7 +144,6 @@ def list_checks(
                 hint=": an item is recommended twice in one list (missing by=...? "
                 "or pass duplicates='first' to keep its best position)",
                 in_memory=in_memory,
-                runs=None if runs is None else (spec.rank, runs),
             )
         )
     if positions and spec.score is None:
@@ -511,7 +502,7 @@ def positions(
         ranked = ranked.sort(_INPUT_ROW).drop(_INPUT_ROW)
     in_memory = isinstance(recs, pl.DataFrame)
     lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
-        ranked, spec, in_memory=in_memory, runs=k if run_lengths is not None else None
+        ranked, spec, in_memory=in_memory
     )
     checked = v.guard(ranked, [(lf, recs_checks(spec, schema, in_memory=in_memory)), *lists])
     return like(recs, checked)

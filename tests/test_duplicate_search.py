@@ -184,6 +184,46 @@ def test_evaluate_reports_the_same_with_a_colliding_hash(
                 assert call().equals(prm.evaluate(recs, truth, metrics, **options))
 
 
+def test_eager_and_lazy_calls_report_alike() -> None:
+    # eager: lists in rank order (one sort of the cut's hashes); lazy: hashes grouped
+    recs = RECS.drop("rank").with_columns(item=pl.Series([10, 11, 11, 13, 10, 14, 10]))
+    eager = _message(lambda: prm.evaluate(recs, TRUTH, "map@3", score="score"))
+    lazy = _message(
+        lambda: prm.evaluate(recs.lazy(), TRUTH.lazy(), "map@3", score="score").collect()
+    )
+    assert eager is not None
+    assert eager == lazy
+    assert "recs has 4 rows with a duplicated (user, item)" in eager
+    assert "example row: user=1, item=11, rank=2" in eager
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=6), max_size=4),
+    st.integers(1, 5),
+)
+def test_lists_in_rank_order_are_refused_as_lazy_frames_are(lists: list[list[int]], k: int) -> None:
+    # eager: lists in rank order, their cut screened by a sort of hashes; lazy: a hash count
+    recs = pl.DataFrame(
+        [
+            (user, item, float(len(items) - place))
+            for user, items in enumerate(lists)
+            for place, item in enumerate(items)
+        ],
+        schema={"user": pl.Int64, "item": pl.Int64, "score": pl.Float64},
+        orient="row",
+    )
+    truth = pl.DataFrame({"user": [0, 1], "item": [1, 2]})
+    metrics = [f"map@{k}", "ndcg@2"]
+    eager = _message(lambda: prm.evaluate(recs, truth, metrics, score="score"))
+    lazy = _message(
+        lambda: prm.evaluate(recs.lazy(), truth.lazy(), metrics, score="score").collect()
+    )
+    assert eager == lazy
+    top = [items[: max(k, 2)] for items in lists]  # the largest cutoff asked for
+    assert (eager is not None) is any(len(set(items)) < len(items) for items in top)
+
+
 @SETTINGS
 @given(st.lists(st.integers(1, 7), max_size=12), st.integers(1, 8))
 def test_the_cut_of_lists_in_rank_order_is_their_positions_up_to_k(

@@ -387,9 +387,14 @@ class DataCheck:
         The frame narrowed to the rows that can be bad, in their order, with
         every row a bad row's verdict depends on: ``bad`` on the narrowed
         frame is true exactly on the frame's bad rows. The check is then
-        counted on those rows alone (the search includes the screen). For a
+        counted on those rows alone (behind the screen, see ``gated``). For a
         duplicate check: the rows whose key hash repeats, usually none, so a
         refusal costs about what valid input does.
+    gated
+        The search is handed only the rows behind the screens (all or none),
+        computed once for every gated check of the frame: a lazy frame is
+        then read once for all of them, as an unsearched check reads it.
+        Otherwise it is handed the frame itself (its search is its screen).
     """
 
     bad: pl.Expr
@@ -397,6 +402,7 @@ class DataCheck:
     show: tuple[str, ...]
     screen: pl.Expr | None = None
     search: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
+    gated: bool = False
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -420,8 +426,11 @@ def summary(
     """
     numbered = list(enumerate(checks, start=first_index))
     plain = [(index, check) for index, check in numbered if check.search is None]
+    gates = [check.screen for _, check in numbered if check.search is not None and check.gated]
+    # read by every gated search: the frame's rows once, and only when a screen fires
+    gated = frame.filter(pl.any_horizontal(gates)).cache() if gates else frame
     parts = [
-        check.search(frame).select(_check_columns(index, check))
+        check.search(gated if check.gated else frame).select(_check_columns(index, check))
         for index, check in numbered
         if check.search is not None
     ]
@@ -594,8 +603,9 @@ def duplicate_check(
         repeats = pl.len() > hashes.n_unique()
 
         def search(rows: pl.LazyFrame) -> pl.LazyFrame:
-            # read twice below: once for the repeated hashes, once for their rows
-            hashed = rows.filter(repeats).with_columns(hashes.alias(_HASH)).cache()
+            # the rows behind the screen (gated); read twice below: once for the repeated
+            # hashes, once for their rows
+            hashed = rows.with_columns(hashes.alias(_HASH)).cache()
             repeated = (
                 hashed.group_by(_HASH)
                 .agg(pl.len().alias(_COUNT))
@@ -611,6 +621,7 @@ def duplicate_check(
         show=tuple(show),
         screen=repeats,
         search=search,
+        gated=not in_memory,
     )
 
 

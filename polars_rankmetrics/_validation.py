@@ -387,14 +387,9 @@ class DataCheck:
         The frame narrowed to the rows that can be bad, in their order, with
         every row a bad row's verdict depends on: ``bad`` on the narrowed
         frame is true exactly on the frame's bad rows. The check is then
-        counted on those rows alone (behind the screen, see ``gated``). For a
-        duplicate check: the rows whose key hash repeats, usually none, so a
-        refusal costs about what valid input does.
-    gated
-        The search is handed only the rows behind the screens (all or none),
-        computed once for every gated check of the frame: a lazy frame is
-        then read once for all of them, as an unsearched check reads it.
-        Otherwise it is handed the frame itself (its search is its screen).
+        counted on those rows alone (the search is its own screen). For a
+        duplicate check in memory: the rows whose key hash repeats, usually
+        none, so a refusal costs about what valid input does.
     """
 
     bad: pl.Expr
@@ -402,7 +397,6 @@ class DataCheck:
     show: tuple[str, ...]
     screen: pl.Expr | None = None
     search: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
-    gated: bool = False
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -426,11 +420,8 @@ def summary(
     """
     numbered = list(enumerate(checks, start=first_index))
     plain = [(index, check) for index, check in numbered if check.search is None]
-    gates = [check.screen for _, check in numbered if check.search is not None and check.gated]
-    # read by every gated search: the frame's rows once, and only when a screen fires
-    gated = frame.filter(pl.any_horizontal(gates)).cache() if gates else frame
     parts = [
-        check.search(gated if check.gated else frame).select(_check_columns(index, check))
+        check.search(frame).select(_check_columns(index, check))
         for index, check in numbered
         if check.search is not None
     ]
@@ -580,53 +571,40 @@ def duplicate_check(
     counts are merged), where a function of the whole column would make the
     engine hold every row first.
 
-    The exact search (``bad``: a struct of the keys, repeated) then runs only
-    on the rows whose hash repeats (the check's ``search``): equal keys hash
-    alike, so every repeated row is among them, with all its repeats, and
-    the count and the first example are those of the whole frame. A hash
-    collision of distinct keys only adds rows that the exact search clears.
-    In memory the sort that screens also yields the repeated hashes; on a
-    lazy scan, once its count fires, the repeated hashes are grouped and the
-    rows with them joined back, both streaming. ``bad`` may be replaced by a
-    condition on repeats of ``keys`` plus more columns (see
+    The exact search (``bad``: a struct of the keys, repeated) then runs, in
+    memory, only on the rows whose hash repeats (the check's ``search``): the
+    sort that screens also yields the repeated hashes, usually none. Equal
+    keys hash alike, so every repeated row is among those rows, with all its
+    repeats, and the count and the first example are those of the whole
+    frame; a hash collision of distinct keys only adds rows that the exact
+    search clears. ``bad`` may be replaced by a condition on repeats of
+    ``keys`` plus more columns (see
     :func:`polars_rankmetrics.ranking.position_check`): such rows repeat
-    ``keys`` too, so the search keeps them.
+    ``keys`` too, so the search keeps them. On a lazy scan the search is not
+    narrowed: the repeated hashes, then their rows, read the frame twice,
+    and the engine then computed a lazy frame such as the hit rows' join
+    again (twice the time of the whole clean call), so there a refusal still
+    pays the exact search over the rows behind the screen.
     """
     hashes = _key_hash(keys)
-    if in_memory:
-        repeats = hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
+    if not in_memory:
+        return DataCheck(
+            bad=pl.struct(list(keys)).is_duplicated(),
+            message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
+            show=tuple(show),
+            screen=pl.len() > hashes.n_unique(),
+        )
 
-        def search(rows: pl.LazyFrame) -> pl.LazyFrame:
-            return rows.filter(hashes.map_batches(_repeated_hash_rows, return_dtype=pl.Boolean))
-
-    else:
-        repeats = pl.len() > hashes.n_unique()
-
-        def search(rows: pl.LazyFrame) -> pl.LazyFrame:
-            # the rows behind the screen (gated); read twice below: once for the repeated
-            # hashes, once for their rows
-            hashed = rows.with_columns(hashes.alias(_HASH)).cache()
-            repeated = (
-                hashed.group_by(_HASH)
-                .agg(pl.len().alias(_COUNT))
-                .filter(pl.col(_COUNT) > 1)
-                .select(_HASH)
-            )
-            # the frame's order: its first bad row is the example shown
-            return hashed.join(repeated, on=_HASH, how="semi", maintain_order="left").drop(_HASH)
+    def search(rows: pl.LazyFrame) -> pl.LazyFrame:
+        return rows.filter(hashes.map_batches(_repeated_hash_rows, return_dtype=pl.Boolean))
 
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
         show=tuple(show),
-        screen=repeats,
+        screen=hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True),
         search=search,
-        gated=not in_memory,
     )
-
-
-_HASH = "__prm_key_hash"
-_COUNT = "__prm_key_count"
 
 
 def _key_hash(keys: Sequence[str]) -> pl.Expr:

@@ -113,6 +113,23 @@ def test_a_repeat_far_down_a_large_frame_is_found_with_its_first_row() -> None:
         )
 
 
+@pytest.mark.parametrize("engine", ["streaming", "in-memory"])
+def test_the_search_sees_every_row_of_a_frame_in_many_chunks(engine: str) -> None:
+    # the repeat's two rows lie in the first and the last of 40 chunks (many morsels):
+    # the search must look at the whole hash column at once, as the screen does
+    n = 400_000
+    rows = pl.DataFrame({"user": pl.int_range(n, eager=True), "item": pl.int_range(n, eager=True)})
+    rows = pl.concat([rows, rows.head(1)], rechunk=False)
+    chunked = pl.concat(
+        [rows.slice(at, 10_000) for at in range(0, rows.height, 10_000)], rechunk=False
+    )
+    assert chunked.n_chunks() > 40
+    check = _validation.duplicate_check(
+        "recs", ["user", "item"], ("user", "item"), hint="", in_memory=True
+    )
+    assert _summarised(chunked, check, lazy=False, engine=engine) == (2, {"user": 0, "item": 0})
+
+
 def _message(call: Callable[[], object]) -> str | None:
     try:
         call()

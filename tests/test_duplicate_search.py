@@ -2,11 +2,12 @@
 
 A duplicate check screens a frame with 64-bit hashes of its keys; when the
 screen fires, the exact search (a struct of the keys, repeated) runs on the
-rows whose hash repeats, not on every row (``DataCheck.search``). These tests
-hold it to the whole-frame search: the same count and the same example row,
-in memory (one sort of the hashes) and on a lazy frame (a streaming group-by
-of the hashes joined back), also when the hash is replaced by one under which
-distinct keys collide: a collision must never be reported.
+rows whose hash repeats, not on every row (``DataCheck.search``; frames in
+memory: one sort of the hashes screens and finds the repeated ones). These
+tests hold it to the whole-frame search: the same count and the same example
+row, in memory and, for comparison, on a lazy frame (whose search still runs
+over every row behind the screen), also when the hash is replaced by one
+under which distinct keys collide: a collision must never be reported.
 """
 
 from __future__ import annotations

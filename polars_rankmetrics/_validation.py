@@ -383,12 +383,20 @@ class DataCheck:
         Row-by-row checks (nulls, NaN, ranks below 1) have one only for frames
         in memory; on a lazy scan they are counted as the rows stream by
         (``None``), since waiting for a screen would hold every row first.
+    search
+        The frame narrowed to the rows that can be bad, in their order, with
+        every row a bad row's verdict depends on: ``bad`` on the narrowed
+        frame is true exactly on the frame's bad rows. The check is then
+        counted on those rows alone (the search is its own screen). For a
+        duplicate check in memory: the rows whose key hash repeats, usually
+        none, so a refusal costs about what valid input does.
     """
 
     bad: pl.Expr
     message: str
     show: tuple[str, ...]
     screen: pl.Expr | None = None
+    search: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -405,16 +413,26 @@ def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
 def summary(
     frame: pl.LazyFrame, checks: Sequence[DataCheck], *, first_index: int = 0
 ) -> pl.LazyFrame:
-    """One row: each check's count of bad rows and an example, searched only if screened in."""
-    columns = [
-        column
-        for index, check in enumerate(checks, start=first_index)
-        for column in _check_columns(index, check)
+    """One row: each check's count of bad rows and an example, searched only if screened in.
+
+    A check with a ``search`` is counted on the rows its search keeps; the
+    others together, on every row of ``frame`` or only when a screen fires.
+    """
+    numbered = list(enumerate(checks, start=first_index))
+    plain = [(index, check) for index, check in numbered if check.search is None]
+    parts = [
+        check.search(frame).select(_check_columns(index, check))
+        for index, check in numbered
+        if check.search is not None
     ]
-    screens = [check.screen for check in checks]
-    if any(screen is None for screen in screens):
-        return frame.select(columns)
-    return frame.filter(pl.any_horizontal(screens)).select(columns)
+    if plain or not parts:
+        columns = [column for index, check in plain for column in _check_columns(index, check)]
+        screens = [check.screen for _, check in plain]
+        if any(screen is None for screen in screens):
+            parts.insert(0, frame.select(columns))
+        else:
+            parts.insert(0, frame.filter(pl.any_horizontal(screens)).select(columns))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, how="horizontal")
 
 
 def _format_row(row: Mapping[str, Any] | None) -> str:
@@ -551,25 +569,46 @@ def duplicate_check(
 
     The screen looks for a repeat among 64-bit hashes of the keys, several
     times cheaper than finding the repeated rows: when no hash repeats no key
-    does, and a hash collision only costs the exact search, which then finds
-    nothing. With ``in_memory`` (the frame's rows are in memory already) the
+    does. With ``in_memory`` (the frame's rows are in memory already) the
     screen sorts the whole hash column at once, which on 10 million rows
     takes about half the time of the streaming engine's count of distinct
     values. On a lazy scan only that count is used: it streams (partial
     counts are merged), where a function of the whole column would make the
     engine hold every row first.
+
+    The exact search (``bad``: a struct of the keys, repeated) then runs, in
+    memory, only on the rows whose hash repeats (the check's ``search``): the
+    sort that screens also yields the repeated hashes, usually none. Equal
+    keys hash alike, so every repeated row is among those rows, with all its
+    repeats, and the count and the first example are those of the whole
+    frame; a hash collision of distinct keys only adds rows that the exact
+    search clears. ``bad`` may be replaced by a condition on repeats of
+    ``keys`` plus more columns (see
+    :func:`polars_rankmetrics.ranking.position_check`): such rows repeat
+    ``keys`` too, so the search keeps them. On a lazy scan the search is not
+    narrowed: the repeated hashes, then their rows, read the frame twice,
+    and the engine then computed a lazy frame such as the hit rows' join
+    again (twice the time of the whole clean call), so there a refusal still
+    pays the exact search over the rows behind the screen.
     """
     hashes = _key_hash(keys)
-    repeats = (
-        hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True)
-        if in_memory
-        else pl.len() > hashes.n_unique()
-    )
+    if not in_memory:
+        return DataCheck(
+            bad=pl.struct(list(keys)).is_duplicated(),
+            message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
+            show=tuple(show),
+            screen=pl.len() > hashes.n_unique(),
+        )
+
+    def search(rows: pl.LazyFrame) -> pl.LazyFrame:
+        return rows.filter(hashes.map_batches(_repeated_hash_rows, return_dtype=pl.Boolean))
+
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),
         message=f"{frame} has {{n}} rows with a duplicated ({', '.join(keys)}){hint}",
         show=tuple(show),
-        screen=repeats,
+        screen=hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True),
+        search=search,
     )
 
 
@@ -586,3 +625,14 @@ def _has_repeat(hashes: pl.Series) -> bool:
     # one sort and a comparison of neighbours
     ordered = hashes.sort()
     return bool((ordered.slice(1) == ordered.slice(0, max(len(ordered) - 1, 0))).any())
+
+
+def _repeated_hash_rows(hashes: pl.Series) -> pl.Series:
+    # true on the rows whose hash occurs more than once: one sort, and only when some
+    # neighbours are equal (a repeat) a look-up of the few repeated values
+    ordered = hashes.sort()
+    later = ordered.slice(1)
+    same = later == ordered.slice(0, max(len(ordered) - 1, 0))
+    if not same.any():
+        return pl.repeat(value=False, n=len(hashes), eager=True)
+    return hashes.is_in(later.filter(same).unique().implode())

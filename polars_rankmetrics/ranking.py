@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._names import PREFIX, check_no_reserved, check_roles
-from polars_rankmetrics._row_order import run_lengths_in_rank_order, run_positions
+from polars_rankmetrics._row_order import run_cut, run_lengths_in_rank_order, run_positions
 
 __all__ = ["positions", "relevance"]
 
@@ -262,6 +262,7 @@ def _score_rank(spec: RecsSpec, score: str, item_dtype: pl.DataType) -> pl.Expr:
 _VALUE = f"{PREFIX}score_value"
 _START = f"{PREFIX}tie_start"
 _INPUT_ROW = f"{PREFIX}input_row"
+_KEEP = f"{PREFIX}keep"
 
 
 def _key_hash(columns: Sequence[str | pl.Expr]) -> pl.Expr:
@@ -411,15 +412,22 @@ def with_positions(
         return lf.with_columns(position.alias(spec.rank))
     if spec.score is not None and k is not None:
         top = (
-            top_by_score(lf, spec, k)
-            if run_lengths is None
-            else cut(
-                lf.with_columns(pl.lit(run_positions(run_lengths)).alias(spec.rank)), k, spec.rank
-            )
+            top_by_score(lf, spec, k) if run_lengths is None else _run_top(lf, spec, k, run_lengths)
         )
         return _first_in_top(lf, top, spec, k) if first else top
     lf = cut(lf, k, spec.rank)
     return keep_best_position(lf, spec) if first and drop_repeats else lf
+
+
+def _run_top(lf: pl.LazyFrame, spec: RecsSpec, k: int, run_lengths: pl.Series) -> pl.LazyFrame:
+    """The first k rows of each list of ``lf`` (lists in rank order), with their positions."""
+    keep, top_positions = run_cut(run_lengths, k)
+    return (
+        lf.with_columns(pl.lit(keep).alias(_KEEP))
+        .filter(pl.col(_KEEP))
+        .drop(_KEEP)
+        .with_columns(pl.lit(top_positions).alias(spec.rank))
+    )
 
 
 def keep_best_position(lf: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:

@@ -1389,7 +1389,7 @@ def _per_user(
         # a gain table need not grow with the grade: the ideal list sorts by gain
         by_gain = formula.gain(pl.col(GRADE), conv.gain).rank("ordinal", descending=True)
         relevant_truth = relevant_truth.with_columns(by_gain.over(user_keys).alias(IDEAL_RANK))
-    statistics = [pl.col(RELEVANT).sum().alias(N_RELEVANT)]
+    statistics = [_n_relevant(truth_spec)]
     if top_gain:
         # RecTools' NDCG: the ideal list is k items of the user's highest gain
         statistics.append(formula.gain(pl.col(GRADE), conv.gain).max().alias(_TOP_GAIN))
@@ -1419,16 +1419,19 @@ def _per_user(
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
+    binary = _binary_hit_columns(truth_spec, inputs)
     hits = _hits_table(
         ranked if hit_row is None else ranked.with_row_index(hit_row),
-        labeled,
+        # binary: the keys of every truth row, read from the truth itself (a plan shared
+        # with the labeling would be held in a cache: a copy of every truth row)
+        labeled if binary is None else truth,
         spec,
         truth_spec,
         hit_index="hit_index" in inputs,
         tie_groups=conv.ties == "average",
         first_on_hits=hit_row is not None and spec.duplicates == "first",
         join_key=join_key,
-        binary=_binary_hit_columns(truth_spec, inputs),
+        binary=binary,
     )
     if hold:
         # the main plan and the checks on the hit rows both read the hits: join once
@@ -1459,6 +1462,16 @@ def _per_user(
         ]
         per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
+
+
+def _n_relevant(truth_spec: r.TruthSpec) -> pl.Expr:
+    """The user's number of relevant items, m_u, over the labeled truth."""
+    if truth_spec.relevance is None:
+        # every row has grade 1: all rows are relevant or none (a relevance level above 1)
+        level = truth_spec.relevance_level
+        count = pl.len() if level is None or level <= 1.0 else pl.len() * 0
+        return count.alias(N_RELEVANT)
+    return pl.col(RELEVANT).sum().alias(N_RELEVANT)
 
 
 def _binary_hit_columns(truth_spec: r.TruthSpec, inputs: Collection[str]) -> list[pl.Expr] | None:

@@ -11,7 +11,9 @@ The pipeline, built once on ``LazyFrame``, reads the measure registry
 3. join those truth rows with the ranked cut (the hits table): each relevant
    item recommended within the cut, with its position. Non-relevant
    recommendations never change a measure that reads the hits, so they are not
-   carried past the join;
+   carried past the join. Without a relevance column every truth row has grade
+   1: a hit takes nothing from its truth row, and a semi join (the
+   recommendations whose key is in the truth) replaces the pairing join;
 4. one ``group_by(by..., user).agg(...)`` gathers the partial sums the
    requested measures declare, and their per-user formulas give the parts;
 5. apply the users-counted conventions (:func:`per_user_parts`), then combine

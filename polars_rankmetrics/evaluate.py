@@ -875,6 +875,7 @@ def _plan(
             truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
             hit_row=_HIT_ROW if hits_only else None,
             hold=in_memory and _largest_cutoff(specs) is not None,
+            cut=_largest_cutoff(specs),
             join_key=_packed_key(
                 truth, recs_lf, truth_lf, [*truth_spec.shared_by, roles.user, roles.item]
             ),
@@ -1162,6 +1163,7 @@ def _hits_table(
     first_on_hits: bool = False,
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
     binary: list[pl.Expr] | None = None,
+    order: pl.Expr | None = None,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
 
@@ -1181,6 +1183,8 @@ def _hits_table(
     relevant hit within its list (for AP) is a running count rather than a
     sort per user; with ``tie_groups`` too (``ties="average"``), each row also
     gets its tie group's number of relevant items (AP's expectation reads it).
+    ``order``: one column that sorts the rows as (list, position) do
+    (:func:`_list_order`); a sort on one column is cheaper than on several.
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
     if binary is not None:
@@ -1216,7 +1220,7 @@ def _hits_table(
     if tie_groups:
         in_group = pl.col(RELEVANT).cast(pl.UInt32).sum().over([*spec.list_keys, spec.rank])
         hits = hits.with_columns(in_group.alias(TIE_RELEVANT))
-    hits = hits.sort([*spec.list_keys, spec.rank])
+    hits = hits.sort([*spec.list_keys, spec.rank] if order is None else order)
     relevant = pl.col(RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
     # sorted by list: a list starts where any of its keys differs from the row above
@@ -1357,6 +1361,7 @@ def _per_user(
     hit_row: str | None = None,
     hold: bool = False,
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
+    cut: int | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -1369,6 +1374,7 @@ def _per_user(
     ``hit_row``: give each hit row the index of its row in the cut, in this column.
     ``hold``: the recs are in memory; the hits table is computed once (cached).
     ``join_key``: the truth's and the recs' packed join key (:func:`_packed_key`).
+    ``cut``: the cut's largest position (``None``: the whole lists).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -1434,6 +1440,7 @@ def _per_user(
         first_on_hits=hit_row is not None and spec.duplicates == "first",
         join_key=join_key,
         binary=binary,
+        order=_list_order(ranked, spec, cut),
     )
     if hold:
         # the main plan and the checks on the hit rows both read the hits: join once
@@ -1464,6 +1471,27 @@ def _per_user(
         ]
         per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
+
+
+def _list_order(ranked: pl.LazyFrame, spec: r.RecsSpec, cut: int | None) -> pl.Expr | None:
+    """One Int128 that orders the cut's rows as (user, position) do, or ``None``.
+
+    ``user * (cut + 1) + position`` is strictly increasing in (user, position)
+    for positions ``1..cut``, which every position in the cut is (ranks below 1
+    are refused by the position checks of the same query). Only for lists
+    keyed by one integer user (no ``by``) and integer positions of a finite cut.
+    """
+    if cut is None or spec.by:
+        return None
+    schema = ranked.collect_schema()
+    user, position = schema[spec.user], schema[spec.rank]
+    if not (user.is_integer() and position.is_integer()):
+        return None
+    if user.base_type() in (pl.Int128, pl.UInt128):
+        return None
+    return pl.col(spec.user).cast(pl.Int128) * pl.lit(cut + 1, pl.Int128) + pl.col(spec.rank).cast(
+        pl.Int128
+    )
 
 
 def _n_relevant(truth_spec: r.TruthSpec) -> pl.Expr:

@@ -9,6 +9,11 @@ truth with a relevance column of ones, under integer ids (one packed join
 key), String ids (the ids joined as they are), ``by`` groups shared with the
 truth and only in the recs, lazy frames, relevance levels at and above 1,
 scores with ``ties="average"``, and ``duplicates="first"``.
+
+The hits are sorted by (user, position) for AP's running count of hits; with
+one integer user, no ``by`` and a finite cut, on one Int128
+``user * (cut + 1) + position`` instead. The last test compares that with the
+sort on the columns (a ``by`` column of one value) at extreme user ids.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ METRICS = [
     "err@3",
     "judged@3",
 ]
-TIE_METRICS = ["map@3", "ndcg@3", "mrr", "recall@3", "precision@2"]
+TIE_METRICS = ["map@3", "ndcg@3", "mrr@3", "recall@3", "precision@2"]
 
 
 @st.composite
@@ -173,3 +178,39 @@ def test_semi_join_still_refuses_repeats(lazy: bool) -> None:
     twice = pl.DataFrame({"user": [1, 1], "item": [2, 2], "rank": [1, 2]})
     with pytest.raises(ValueError, match=r"recs has 2 rows with a duplicated \(user, item\)"):
         run(twice, truth.head(1))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "users"),
+    [
+        (pl.Int64, [-(2**63), -1, 0, 2**63 - 1]),
+        (pl.UInt64, [0, 1, 2**63, 2**64 - 1]),
+        (pl.Int8, [-128, -1, 0, 127]),
+    ],
+)
+@pytest.mark.parametrize("relevance", [None, "rel"])
+def test_one_sort_key_orders_as_user_and_position(
+    dtype: pl.DataType, users: list[int], relevance: str | None
+) -> None:
+    # each user's hits given in scrambled order; AP reads the hits above each one
+    rows = [(u, item, rank) for u in users for item, rank in [(3, 3), (1, 1), (2, 2), (4, 4)]]
+    recs = pl.DataFrame(
+        rows, schema={"user": dtype, "item": pl.Int64, "rank": pl.Int64}, orient="row"
+    )
+    recs = recs.reverse()
+    truth = pl.DataFrame(
+        [(u, item, 1) for u in users for item in (1, 3, 4)],
+        schema={"user": dtype, "item": pl.Int64, "rel": pl.Int64},
+        orient="row",
+    )
+    if relevance is None:
+        truth = truth.drop("rel")
+    metrics = ["map@4", "ndcg@4", "mrr@4"]
+    got = prm.evaluate(recs, truth, metrics, per_user=True, relevance=relevance)
+    model = pl.lit("a").alias("model")
+    columns = prm.evaluate(
+        recs.with_columns(model), truth, metrics, per_user=True, relevance=relevance, by="model"
+    ).drop("model")
+    assert_frame_equal(got, columns)
+    # hits at 1, 3, 4 of 3 relevant items: AP = (1/1 + 2/3 + 3/4) / 3
+    assert got["map@4"].to_list() == pytest.approx([(1 + 2 / 3 + 3 / 4) / 3] * len(users))

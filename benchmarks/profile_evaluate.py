@@ -1,6 +1,7 @@
 """Where ``evaluate`` spends its time, plan part by plan part (a profiling aid).
 
     python benchmarks/profile_evaluate.py [--size medium] [--rounds 5] [--score] [--graded]
+        [--top-k] [--explain]
 
 Polars 2 has no ``LazyFrame.profile()`` any more, so this splits the query
 ``evaluate`` builds into the parts its ``explain()`` shows and times each
@@ -48,12 +49,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--graded", action="store_true", help="graded relevance (rel column)")
     p.add_argument("--data", type=Path, default=HERE / "data")
     p.add_argument("--explain", action="store_true", help="print the main plan")
+    p.add_argument(
+        "--top-k",
+        action="store_true",
+        help="hand evaluate only the top-10 lists (the rows RecTools is handed), "
+        "with denominator='relevant' as vs_rectools.py",
+    )
     args = p.parse_args(argv)
 
     d = generate.generate(generate.SIZES[args.size], args.data, verbose=False)
     recs = pl.read_parquet(d / "recs.parquet")
     truth = pl.read_parquet(d / "truth.parquet")
     kw: dict = {"relevance": "rel"} if args.graded else {}
+    if args.top_k:
+        recs = recs.filter(pl.col("rank") <= 10)
+        kw["denominator"] = "relevant"
     if args.score:
         recs_in = recs.drop("rank")
         kw["score"] = "score"

@@ -11,7 +11,9 @@ The pipeline, built once on ``LazyFrame``, reads the measure registry
 3. join those truth rows with the ranked cut (the hits table): each relevant
    item recommended within the cut, with its position. Non-relevant
    recommendations never change a measure that reads the hits, so they are not
-   carried past the join;
+   carried past the join. Without a relevance column every truth row has grade
+   1: a hit takes nothing from its truth row, and a semi join (the
+   recommendations whose key is in the truth) replaces the pairing join;
 4. one ``group_by(by..., user).agg(...)`` gathers the partial sums the
    requested measures declare, and their per-user formulas give the parts;
 5. apply the users-counted conventions (:func:`per_user_parts`), then combine
@@ -879,6 +881,7 @@ def _plan(
             truth_rows=truth.height if isinstance(truth, pl.DataFrame) else None,
             hit_row=_HIT_ROW if hits_only else None,
             hold=_largest_cutoff(specs) is not None,
+            cut=_largest_cutoff(specs),
             join_key=_packed_key(
                 truth, recs_lf, truth_lf, [*truth_spec.shared_by, roles.user, roles.item]
             ),
@@ -1193,12 +1196,19 @@ def _hits_table(
     tie_groups: bool = False,
     first_on_hits: bool = False,
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
+    binary: list[pl.Expr] | None = None,
+    order: pl.Expr | None = None,
 ) -> pl.LazyFrame:
     """Relevant truth items that were recommended within the cut, with their positions.
 
     ``join_key``: (truth side, recs side) of one integer standing for the
     (by..., user, item) key (:func:`_packed_key`); the join then reads one
     column instead of several, and every key column comes from the recs.
+
+    ``binary``: the truth has no relevance column, so the columns a hit would take
+    from its truth row are these constants (grade 1, its label, ...): the
+    recommendations in the truth are found by a semi join, about half the cost
+    of the inner join that pairs them with their truth rows.
 
     ``first_on_hits``: the cut still holds given ranks' repeats, which
     ``duplicates="first"`` drops here.
@@ -1207,9 +1217,25 @@ def _hits_table(
     relevant hit within its list (for AP) is a running count rather than a
     sort per user; with ``tie_groups`` too (``ties="average"``), each row also
     gets its tie group's number of relevant items (AP's expectation reads it).
+    ``order``: one column that sorts the rows as (list, position) do
+    (:func:`_list_order`); a sort on one column is cheaper than on several.
     """
     on = [*truth_spec.shared_by, spec.user, spec.item]
-    if join_key is None:
+    if binary is not None:
+        # every truth row has grade 1 (no relevance column): a hit takes nothing from its
+        # truth row, so the recommendations are kept where their key is in the truth, a
+        # semi join (no pairs to build; a repeated truth row is refused by its own check)
+        if join_key is None:
+            hits = ranked.join(truth.select(on), on=on, how="semi")
+        else:
+            truth_key, recs_key = join_key
+            hits = (
+                ranked.with_columns(recs_key.alias(_KEY))
+                .join(truth.select(truth_key.alias(_KEY)), on=_KEY, how="semi")
+                .drop(_KEY)
+            )
+        hits = hits.with_columns(binary)
+    elif join_key is None:
         hits = truth.join(ranked, on=on, how="inner")
     else:
         truth_key, recs_key = join_key
@@ -1228,7 +1254,7 @@ def _hits_table(
     if tie_groups:
         in_group = pl.col(RELEVANT).cast(pl.UInt32).sum().over([*spec.list_keys, spec.rank])
         hits = hits.with_columns(in_group.alias(TIE_RELEVANT))
-    hits = hits.sort([*spec.list_keys, spec.rank])
+    hits = hits.sort([*spec.list_keys, spec.rank] if order is None else order)
     relevant = pl.col(RELEVANT).cast(pl.UInt32)
     running = relevant.cum_sum()
     # sorted by list: a list starts where any of its keys differs from the row above
@@ -1369,6 +1395,7 @@ def _per_user(
     hit_row: str | None = None,
     hold: bool = False,
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
+    cut: int | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -1379,8 +1406,10 @@ def _per_user(
     ``truth_rows``: the truth's row count when in memory, a bound on any user's
     number of items (the ideal DCG's table of discounts needs no more entries).
     ``hit_row``: give each hit row the index of its row in the cut, in this column.
-    ``hold``: the recs are in memory; the hits table is computed once (cached).
+    ``hold``: the hits table is computed once (cached): the main plan and the hit-row
+    checks both read it (a few percent of the cut, also for a lazy scan).
     ``join_key``: the truth's and the recs' packed join key (:func:`_packed_key`).
+    ``cut``: the cut's largest position (``None``: the whole lists).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -1403,7 +1432,7 @@ def _per_user(
         # a gain table need not grow with the grade: the ideal list sorts by gain
         by_gain = formula.gain(pl.col(GRADE), conv.gain).rank("ordinal", descending=True)
         relevant_truth = relevant_truth.with_columns(by_gain.over(user_keys).alias(IDEAL_RANK))
-    statistics = [pl.col(RELEVANT).sum().alias(N_RELEVANT)]
+    statistics = [_n_relevant(truth_spec)]
     if top_gain:
         # RecTools' NDCG: the ideal list is k items of the user's highest gain
         statistics.append(formula.gain(pl.col(GRADE), conv.gain).max().alias(_TOP_GAIN))
@@ -1433,15 +1462,20 @@ def _per_user(
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
         labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
+    binary = _binary_hit_columns(truth_spec, inputs)
     hits = _hits_table(
         ranked if hit_row is None else ranked.with_row_index(hit_row),
-        labeled,
+        # binary: the keys of every truth row, read from the truth itself (a plan shared
+        # with the labeling would be held in a cache: a copy of every truth row)
+        labeled if binary is None else truth,
         spec,
         truth_spec,
         hit_index="hit_index" in inputs,
         tie_groups=conv.ties == "average",
         first_on_hits=hit_row is not None and spec.duplicates == "first",
         join_key=join_key,
+        binary=binary,
+        order=_list_order(ranked, spec, cut),
     )
     if hold:
         # the main plan and the checks on the hit rows both read the hits: join once
@@ -1472,6 +1506,57 @@ def _per_user(
         ]
         per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
     return per_user, hits
+
+
+def _list_order(ranked: pl.LazyFrame, spec: r.RecsSpec, cut: int | None) -> pl.Expr | None:
+    """One Int128 that orders the cut's rows as (user, position) do, or ``None``.
+
+    ``user * (cut + 1) + position`` is strictly increasing in (user, position)
+    for positions ``1..cut``, which every position in the cut is (ranks below 1
+    are refused by the position checks of the same query). Only for lists
+    keyed by one integer user (no ``by``) and integer positions of a finite cut.
+    """
+    if cut is None or spec.by:
+        return None
+    schema = ranked.collect_schema()
+    user, position = schema[spec.user], schema[spec.rank]
+    if not (user.is_integer() and position.is_integer()):
+        return None
+    if user.base_type() in (pl.Int128, pl.UInt128):
+        return None
+    return pl.col(spec.user).cast(pl.Int128) * pl.lit(cut + 1, pl.Int128) + pl.col(spec.rank).cast(
+        pl.Int128
+    )
+
+
+def _n_relevant(truth_spec: r.TruthSpec) -> pl.Expr:
+    """The user's number of relevant items, m_u, over the labeled truth."""
+    if truth_spec.relevance is None:
+        # every row has grade 1: all rows are relevant or none (a relevance level above 1)
+        level = truth_spec.relevance_level
+        count = pl.len() if level is None or level <= 1.0 else pl.len() * 0
+        return count.alias(N_RELEVANT)
+    return pl.col(RELEVANT).sum().alias(N_RELEVANT)
+
+
+def _binary_hit_columns(truth_spec: r.TruthSpec, inputs: Collection[str]) -> list[pl.Expr] | None:
+    """What a hit reads of its truth row, when every truth row has grade 1 (else ``None``).
+
+    No relevance column: the grade is 1, its label the one
+    :func:`polars_rankmetrics.ranking.labeled_truth` gives grade 1 (relevant
+    unless the relevance level is above 1), and the largest grade of a truth
+    with a hit is 1.
+    """
+    if truth_spec.relevance is not None:
+        return None
+    level = truth_spec.relevance_level
+    columns = [
+        pl.lit(1.0, pl.Float64).alias(GRADE),
+        pl.lit(level is None or level <= 1.0).alias(RELEVANT),
+    ]
+    if "max_grade" in inputs:
+        columns.append(pl.lit(1.0, pl.Float64).alias(MAX_GRADE))
+    return columns
 
 
 def _judged_table(

@@ -112,16 +112,18 @@ def recs_checks(spec: RecsSpec, schema: pl.Schema, *, in_memory: bool = False) -
         if schema[spec.score].is_float():
             checks.append(v.nan_check("recs", spec.score, "score", show, in_memory=in_memory))
     else:
-        checks.append(
-            v.DataCheck(
-                bad=pl.col(spec.rank) < 1,
-                message=f"recs column {v.shorten(spec.rank)} (rank) has {{n}} value(s) below 1 "
-                "(positions start at 1)",
-                show=show,
-                screen=pl.col(spec.rank).min() < 1 if in_memory else None,
-            )
-        )
+        checks.append(_rank_below_one_check(spec.rank, show, in_memory=in_memory))
     return checks
+
+
+def _rank_below_one_check(rank: str, show: Sequence[str], *, in_memory: bool) -> v.DataCheck:
+    return v.DataCheck(
+        bad=pl.col(rank) < 1,
+        message=f"recs column {v.shorten(rank)} (rank) has {{n}} value(s) below 1 "
+        "(positions start at 1)",
+        show=tuple(show),
+        screen=pl.col(rank).min() < 1 if in_memory else None,
+    )
 
 
 def cut_checks(
@@ -141,15 +143,7 @@ def cut_checks(
     in_cut = v.null_checks(
         "recs", {"user": spec.user, "item": spec.item}, in_memory=in_memory, show=show
     )
-    in_cut.append(
-        v.DataCheck(
-            bad=pl.col(spec.rank) < 1,
-            message=f"recs column {v.shorten(spec.rank)} (rank) has {{n}} value(s) below 1 "
-            "(positions start at 1)",
-            show=show,
-            screen=pl.col(spec.rank).min() < 1 if in_memory else None,
-        )
-    )
+    in_cut.append(_rank_below_one_check(spec.rank, show, in_memory=in_memory))
     everywhere = {f"by[{i}]": name for i, name in enumerate(spec.by)}
     everywhere["rank"] = spec.rank
     row = next(name for name in ("row", "row_index", f"{PREFIX}row") if name not in show)

@@ -309,6 +309,7 @@ def float_key_check(frame: str, key: str, target: pl.DataType, show: Sequence[st
         message=f"{frame} column {shorten(key)} holds float ids, which are compared as "
         f"integers ({target}), but {{n}} value(s) are not whole numbers in its range",
         show=tuple(show),
+        row_wise=True,
     )
 
 
@@ -390,6 +391,13 @@ class DataCheck:
         counted on those rows alone (the search is its own screen). For a
         duplicate check in memory: the rows whose key hash repeats, usually
         none, so a refusal costs about what valid input does.
+
+    row_wise
+        ``bad`` of a row reads that row alone (a null, a NaN, a rank below 1),
+        so the frame's rows can be filtered on it first: on a Parquet scan the
+        filter goes into the reader, which skips every row group whose
+        statistics show no bad value (10 million rows: 2.5 ms instead of 0.8 s
+        of decoding the columns).
     """
 
     bad: pl.Expr
@@ -397,6 +405,7 @@ class DataCheck:
     show: tuple[str, ...]
     screen: pl.Expr | None = None
     search: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
+    row_wise: bool = False
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -428,7 +437,12 @@ def summary(
     if plain or not parts:
         columns = [column for index, check in plain for column in _check_columns(index, check)]
         screens = [check.screen for _, check in plain]
-        if any(screen is None for screen in screens):
+        if any(screen is None for screen in screens) and all(c.row_wise for _, c in plain):
+            # a row-wise check counts the same on the rows some check finds bad, and
+            # a filter reaches a scan's reader (Parquet statistics skip clean row groups)
+            bad_rows = pl.any_horizontal(check.bad.fill_null(value=False) for _, check in plain)
+            parts.insert(0, frame.filter(bad_rows).select(columns))
+        elif any(screen is None for screen in screens):
             parts.insert(0, frame.select(columns))
         else:
             parts.insert(0, frame.filter(pl.any_horizontal(screens)).select(columns))
@@ -541,6 +555,7 @@ def null_checks(
             message=f"{frame} column {shorten(name)} ({role}) has {{n}} null value(s)",
             show=show,
             screen=pl.col(name).null_count() > 0 if in_memory else None,
+            row_wise=True,
         )
         for role, name in columns.items()
     ]
@@ -559,6 +574,7 @@ def nan_check(
         message=f"{frame} column {shorten(column)} ({role}) has {{n}} NaN value(s)",
         show=tuple(show),
         screen=nan.any() if in_memory else None,
+        row_wise=True,
     )
 
 

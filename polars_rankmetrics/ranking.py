@@ -123,6 +123,7 @@ def _rank_below_one_check(rank: str, show: Sequence[str], *, in_memory: bool) ->
         "(positions start at 1)",
         show=tuple(show),
         screen=pl.col(rank).min() < 1 if in_memory else None,
+        row_wise=True,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -591,9 +592,30 @@ def _all_distinct(frame: pl.DataFrame, keys: list[str]) -> bool:
     mixed = pl.col(keys[0]).hash()
     for key in keys[1:]:
         mixed = mixed ^ (pl.col(key).hash() * 0x9E3779B97F4A7C15)
-    hashes = frame.select(mixed.n_unique()).item()
+    # hashed a slice at a time: the whole column's intermediate hashes are never held at once
+    # (slices of the frame, not iter_slices: that aligns the chunks of all columns, a copy)
+    step = 1 << 16
+    parts = [frame.slice(at, step).select(mixed).to_series() for at in range(0, frame.height, step)]
+    hashes = pl.concat(parts).n_unique() if parts else 0
+    del parts
     # distinct hashes prove distinct rows; equal hashes may be a collision: look again
     return bool(hashes == frame.height or frame.select(keys).n_unique() == frame.height)
+
+
+def _run_starts(users: pl.Series) -> pl.Series:
+    """Whether each value differs from the one before it (the first: True); no nulls.
+
+    Compared chunk by chunk: shifting a column of many chunks (a file read in
+    pieces) copies its text, while shifting one chunk does not.
+    """
+    parts, previous = [], None
+    for chunk in users.get_chunks():
+        if not chunk.len():
+            continue
+        starts = (chunk != chunk.shift(1)).fill_null(value=previous is None or chunk[0] != previous)
+        parts.append(starts)
+        previous = chunk[-1]
+    return pl.concat(parts) if parts else pl.Series(dtype=pl.Boolean)
 
 
 def _number_long(
@@ -601,15 +623,24 @@ def _number_long(
 ) -> pl.DataFrame:
     """One row per line; rank = order of the id's lines (a repeat keeps using its slot)."""
     data = data.rename({"__cell": "item"})
-    starts = pl.col("user") != pl.col("user").shift(1)
-    if data.select(starts.fill_null(value=True).sum()).item() == data["user"].n_unique():
+    starts = _run_starts(data.get_column("user"))
+    if starts.sum() == data["user"].n_unique():
         # each id's lines are contiguous (the usual case): number the runs, no hashing
         index = pl.int_range(pl.len(), dtype=pl.UInt32)
-        start = pl.when(starts.fill_null(value=True)).then(index).forward_fill()
+        start = pl.when(pl.lit(starts)).then(index).forward_fill()
         rank = index - start + 1
     else:
         rank = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("user")
-    data = data.with_columns(rank.cast(pl.UInt32).alias("rank"))
+    ranks = data.select(rank.cast(pl.UInt32).alias("rank")).to_series()
+    # cut along the chunks of the text (a file read in pieces): a frame whose columns are
+    # chunked alike is selected from without copying its text (slices are no copy)
+    lengths = [len(chunk) for chunk in data.get_column("user").get_chunks()]
+    if len(lengths) > 1 and ranks.n_chunks() == 1:
+        offsets = itertools.accumulate(lengths, initial=0)
+        ranks = pl.concat(
+            [ranks.slice(at, n) for at, n in zip(offsets, lengths, strict=False)], rechunk=False
+        )
+    data = data.with_columns(ranks)
     if _all_distinct(data, ["user", "item"]):
         return data
     if duplicates == "error":

@@ -327,6 +327,9 @@ def _pieces(data: pl.DataFrame, rows: int = 1 << 16) -> list[pl.DataFrame]:
     return pieces or [data]
 
 
+PIECE = 4 << 20
+"""Bytes parsed at a time from a plain CSV file (smaller pieces read slower, not smaller)."""
+
 Grades = list[tuple[int, float]]
 """The grade columns: each one's position in the header and its weight."""
 
@@ -400,7 +403,7 @@ def _piece_cells(
     frames: list[pl.DataFrame] = []
     header: list[str] = []
     rows = 0
-    for piece in line_pieces(path):
+    for piece in line_pieces(path, PIECE):
         if b'"' in piece:
             return None
         lines = piece.count(b"\n") + (not piece.endswith(b"\n")) - (not header)

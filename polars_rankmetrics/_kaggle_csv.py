@@ -327,8 +327,8 @@ def _pieces(data: pl.DataFrame, rows: int = 1 << 16) -> list[pl.DataFrame]:
     return pieces or [data]
 
 
-PIECE = 4 << 20
-"""Bytes parsed at a time from a plain CSV file (smaller pieces read slower, not smaller)."""
+PIECE = 16 << 20
+"""Bytes parsed at a time from a plain CSV file (smaller pieces read slower: 1 MiB ones 1.5-2x)."""
 
 Grades = list[tuple[int, float]]
 """The grade columns: each one's position in the header and its weight."""

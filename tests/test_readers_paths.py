@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -313,3 +314,19 @@ def test_empty_and_header_only_kaggle_files(
     path = tmp_path / "file.csv"
     path.write_bytes(content)
     _same(read_submission, path)
+
+
+def test_random_long_files_in_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ids together or not, repeats, spaces around values, empty grades, CRLF: path == bytes
+    rng = random.Random(17)
+    for _ in range(25):
+        lines = [b"id,item,grade"]
+        for _ in range(rng.randrange(0, 30)):
+            user = rng.choice([b"u1", b"u2", b" u3", b"0004"])
+            item = rng.choice([b"a", b"b", b"c ", b"d", b"007"])
+            lines.append(user + b"," + item + b"," + rng.choice([b"1", b"0", b"2.5", b""]))
+        path = _file(tmp_path, lines, rng.choice([b"\n", b"\r\n"]), bom=rng.random() < 0.3)
+        monkeypatch.setattr(_kaggle_csv, "PIECE", rng.randrange(1, 40))
+        for duplicates in ("first", "error"):
+            _same(read_submission, path, layout="long", duplicates=duplicates)
+        _same(read_solution, path, layout="long", relevance="grade")

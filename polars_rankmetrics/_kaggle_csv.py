@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from polars_rankmetrics._textfiles import (
     FileSource,
     direct_path,
     file_error,
+    line_pieces,
     read_bytes,
     source_name,
     utf8_error,
@@ -325,7 +327,118 @@ def _pieces(data: pl.DataFrame, rows: int = 1 << 16) -> list[pl.DataFrame]:
     return pieces or [data]
 
 
-def read_cells(  # noqa: PLR0912  (the file's checks read top-down, in file order)
+PIECE = 16 << 20
+"""Bytes parsed at a time from a plain CSV file (smaller pieces read slower: 1 MiB ones 1.5-2x)."""
+
+Grades = list[tuple[int, float]]
+"""The grade columns: each one's position in the header and its weight."""
+
+Wanted = tuple[
+    tuple[str, ...] | str | None,
+    tuple[str, ...] | str | None,
+    str | None,
+    tuple[tuple[str, float], ...],
+]
+"""The columns asked for: user, item, relevance and relevance_from, as in :func:`read_cells`."""
+
+
+def _header_columns(
+    origin: Source, header: list[str], what: str, wanted: Wanted
+) -> tuple[int, int, Grades]:
+    """The positions of the id, item and grade columns in ``header``; raises for a bad header."""
+    user, item, relevance, relevance_from = wanted
+    if len(header) < 2 or any(not column for column in header):
+        raise _header_error(
+            origin, "expected a CSV header naming at least two columns, e.g. 'id,prediction'"
+        )
+    user_at = _column(origin, header, user, fallback=0, role=f"{what} id")
+    item_at = _column(origin, header, item, fallback=1, role=f"{what} item")
+    if relevance is not None:
+        grades = [(_column(origin, header, relevance, fallback=-1, role="relevance"), 1.0)]
+    else:
+        grades = [(header.index(c), grade) for c, grade in relevance_from if c in header]
+        if relevance_from and not grades:
+            names = ", ".join(repr(c) for c, _ in relevance_from)
+            raise _header_error(origin, f"the header has none of {names} (the grades) and "
+                                "no relevance column was given; header")  # fmt: skip
+    return user_at, item_at, grades
+
+
+def _selected(
+    frame: pl.DataFrame, header: list[str], user_at: int, item_at: int, grades: Grades
+) -> pl.DataFrame:
+    """LINENO, ``user``, ``__cell`` (both stripped) and each grade as a number (null if not)."""
+    return frame.select(
+        LINENO,
+        _stripped(frame, header[user_at]).alias("user"),
+        _stripped(frame, header[item_at]).alias("__cell"),
+        *[
+            pl.col(header[i]).str.strip_chars().cast(pl.Float64, strict=False).alias(f"__g{i}")
+            for i, _ in grades
+        ],
+    )
+
+
+def _piece_cells(
+    source: object, what: str, wanted: Wanted
+) -> tuple[Source, list[str], Grades, pl.DataFrame] | None:
+    """The source, header, grades and :func:`_selected` columns of a plain CSV file, or None.
+
+    The file is parsed a piece of whole lines at a time (:func:`line_pieces`),
+    as :func:`_parse_csv` parses it whole, and each piece keeps only the
+    columns read: the file's bytes and its fields as text are never held
+    whole. None (:func:`_parse_csv` reads the file and reports what it must)
+    for anything a piece cannot read exactly as the whole file is read: not a
+    plain file (:func:`direct_path`), a ``"`` (quoted fields may hold a line
+    end), a header the checks refuse, a line Polars refuses (too many fields,
+    not UTF-8), or a piece whose rows are not its lines.
+    """
+    path = (
+        direct_path(cast("FileSource", source)) if isinstance(source, (str, os.PathLike)) else None
+    )
+    if path is None:
+        return None
+    file = cast("FileSource", source)
+    origin = Source(source_name(file), _line_quoter(file, b""))
+    frames: list[pl.DataFrame] = []
+    header: list[str] = []
+    rows = 0
+    for piece in line_pieces(path, PIECE):
+        if b'"' in piece:
+            return None
+        lines = piece.count(b"\n") + (not piece.endswith(b"\n")) - (not header)
+        try:
+            frame = pl.read_csv(
+                piece,
+                infer_schema=False,
+                has_header=not header,
+                schema=dict.fromkeys(header, pl.String) if header else None,
+                quote_char='"',
+                row_index_name=LINENO,
+                row_index_offset=2 + rows,
+            )
+        except pl.exceptions.PolarsError:
+            return None
+        del piece
+        if frame.height != lines:
+            return None
+        if not header:
+            header = [c for c in frame.columns if c != LINENO]
+            try:
+                user_at, item_at, grades = _header_columns(origin, header, what, wanted)
+            except ValueError:
+                return None
+            read = [header[user_at], header[item_at], *(header[i] for i, _ in grades)]
+        frame = frame.with_columns(pl.col(read).fill_null(""), pl.col(LINENO).cast(pl.UInt32))
+        frames.append(_selected(frame, header, user_at, item_at, grades))
+        rows += frame.height
+        del frame
+    if not frames:
+        return None
+    return origin, header, grades, pl.concat(frames, rechunk=False)
+
+
+def read_cells(
     source: FileSource | pl.DataFrame | pl.LazyFrame | object,
     *,
     what: str,
@@ -341,35 +454,19 @@ def read_cells(  # noqa: PLR0912  (the file's checks read top-down, in file orde
         raise ValueError(f"layout must be 'auto', 'wide' or 'long', got {layout!r}")
     if duplicates not in ("first", "error"):
         raise ValueError(f"duplicates must be 'first' or 'error', got {duplicates!r}")
-    if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
-        origin, frame = _parse_csv(cast("FileSource", source))
+    columns: Wanted = (user, item, relevance, relevance_from)
+    pieces = _piece_cells(source, what, columns)
+    if pieces is not None:
+        origin, header, grades, data = pieces
     else:
-        origin, frame = _frame_source(source, what)
-    header = [c for c in frame.columns if c != LINENO]
-    if len(header) < 2 or any(not column for column in header):
-        raise _header_error(
-            origin, "expected a CSV header naming at least two columns, e.g. 'id,prediction'"
-        )
-    user_at = _column(origin, header, user, fallback=0, role=f"{what} id")
-    item_at = _column(origin, header, item, fallback=1, role=f"{what} item")
-    if relevance is not None:
-        grades = [(_column(origin, header, relevance, fallback=-1, role="relevance"), 1.0)]
-    else:
-        grades = [(header.index(c), grade) for c, grade in relevance_from if c in header]
-        if relevance_from and not grades:
-            wanted = ", ".join(repr(c) for c, _ in relevance_from)
-            raise _header_error(origin, f"the header has none of {wanted} (the grades) and "
-                                "no relevance column was given; header")  # fmt: skip
-    data = frame.select(
-        LINENO,
-        _stripped(frame, header[user_at]).alias("user"),
-        _stripped(frame, header[item_at]).alias("__cell"),
-        *[
-            pl.col(header[i]).str.strip_chars().cast(pl.Float64, strict=False).alias(f"__g{i}")
-            for i, _ in grades
-        ],
-    )
-    del frame
+        if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
+            origin, frame = _parse_csv(cast("FileSource", source))
+        else:
+            origin, frame = _frame_source(source, what)
+        header = [c for c in frame.columns if c != LINENO]
+        user_at, item_at, grades = _header_columns(origin, header, what, columns)
+        data = _selected(frame, header, user_at, item_at, grades)
+        del frame
     # a line with nothing in it (a blank line) is no record
     record = (pl.col("user") != "") | (pl.col("__cell") != "")
     if not data.select(record.all()).item():
@@ -498,9 +595,30 @@ def _all_distinct(frame: pl.DataFrame, keys: list[str]) -> bool:
     mixed = pl.col(keys[0]).hash()
     for key in keys[1:]:
         mixed = mixed ^ (pl.col(key).hash() * 0x9E3779B97F4A7C15)
-    hashes = frame.select(mixed.n_unique()).item()
+    # hashed a slice at a time: the whole column's intermediate hashes are never held at once
+    # (slices of the frame, not iter_slices: that aligns the chunks of all columns, a copy)
+    step = 1 << 16
+    parts = [frame.slice(at, step).select(mixed).to_series() for at in range(0, frame.height, step)]
+    hashes = pl.concat(parts).n_unique() if parts else 0
+    del parts
     # distinct hashes prove distinct rows; equal hashes may be a collision: look again
     return bool(hashes == frame.height or frame.select(keys).n_unique() == frame.height)
+
+
+def _run_starts(users: pl.Series) -> pl.Series:
+    """Whether each value differs from the one before it (the first: True); no nulls.
+
+    Compared chunk by chunk: shifting a column of many chunks (a file read in
+    pieces) copies its text, while shifting one chunk does not.
+    """
+    parts, previous = [], None
+    for chunk in users.get_chunks():
+        if not chunk.len():
+            continue
+        starts = (chunk != chunk.shift(1)).fill_null(value=previous is None or chunk[0] != previous)
+        parts.append(starts)
+        previous = chunk[-1]
+    return pl.concat(parts) if parts else pl.Series(dtype=pl.Boolean)
 
 
 def _number_long(
@@ -508,15 +626,24 @@ def _number_long(
 ) -> pl.DataFrame:
     """One row per line; rank = order of the id's lines (a repeat keeps using its slot)."""
     data = data.rename({"__cell": "item"})
-    starts = pl.col("user") != pl.col("user").shift(1)
-    if data.select(starts.fill_null(value=True).sum()).item() == data["user"].n_unique():
+    starts = _run_starts(data.get_column("user"))
+    if starts.sum() == data["user"].n_unique():
         # each id's lines are contiguous (the usual case): number the runs, no hashing
         index = pl.int_range(pl.len(), dtype=pl.UInt32)
-        start = pl.when(starts.fill_null(value=True)).then(index).forward_fill()
+        start = pl.when(pl.lit(starts)).then(index).forward_fill()
         rank = index - start + 1
     else:
         rank = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("user")
-    data = data.with_columns(rank.cast(pl.UInt32).alias("rank"))
+    ranks = data.select(rank.cast(pl.UInt32).alias("rank")).to_series()
+    # cut along the chunks of the text (a file read in pieces): a frame whose columns are
+    # chunked alike is selected from without copying its text (slices are no copy)
+    lengths = [len(chunk) for chunk in data.get_column("user").get_chunks()]
+    if len(lengths) > 1 and ranks.n_chunks() == 1:
+        offsets = itertools.accumulate(lengths, initial=0)
+        ranks = pl.concat(
+            [ranks.slice(at, n) for at, n in zip(offsets, lengths, strict=False)], rechunk=False
+        )
+    data = data.with_columns(ranks)
     if _all_distinct(data, ["user", "item"]):
         return data
     if duplicates == "error":

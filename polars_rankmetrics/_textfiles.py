@@ -188,7 +188,10 @@ def line_pieces(path: Path, size: int | None = None) -> Iterator[bytes]:
     what it needs never holds the file's bytes or all its fields as text.
     """
     with path.open("rb") as file:
-        piece = file.read(size or PIECE).removeprefix(b"\xef\xbb\xbf")
+        # the mark is looked for alone: a first piece of 3 bytes or fewer would end the file
+        if file.read(3) != b"\xef\xbb\xbf":
+            file.seek(0)
+        piece = file.read(size or PIECE)
         while piece:
             if not piece.endswith(b"\n"):
                 piece += file.readline()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -212,3 +213,120 @@ def test_qrels_pieces_read_like_bytes(tmp_path: Path, monkeypatch: pytest.Monkey
     assert_frame_equal(read_trec_qrels(path, duplicates="first"), expected)
     with pytest.raises(ValueError, match=r"line 78: the same docno for this qid again"):
         read_trec_qrels(path)
+
+
+# Kaggle CSV files by path are parsed a piece of whole lines at a time (``_kaggle_csv.PIECE``
+# bytes, only the columns read kept); a piece the whole-file reader must judge (a quote, a
+# ragged line, a bad header, bytes not UTF-8) sends the file to it.
+
+LONG = [b"customer_id,prediction,score", b"0001,0706,1", b"0001, 0372 ,2", b"0001,0706,3",
+        b"0002,0999,4", b"0003,0001,5", b"0003,0100,6"]  # fmt: skip
+
+
+def _outcome(read: Callable[[], pl.DataFrame], path: Path) -> pl.DataFrame | str:
+    try:
+        return read()
+    except ValueError as error:
+        return str(error).replace(str(path), "<bytes>")
+
+
+def _same(reader: Reader, path: Path, **kwargs: object) -> None:
+    data = path.read_bytes()
+    by_path = _outcome(lambda: reader(path, **kwargs), path)
+    by_bytes = _outcome(lambda: reader(data, **kwargs), path)
+    if isinstance(by_bytes, str):
+        assert by_path == by_bytes
+    else:
+        assert isinstance(by_path, pl.DataFrame)
+        assert_frame_equal(by_path, by_bytes)
+
+
+@pytest.mark.parametrize(("ending", "bom"), [("lf", False), ("crlf", True)])
+def test_long_pieces_at_every_boundary(
+    ending: str, bom: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _file(tmp_path, LONG, ENDINGS[ending], bom=bom)
+    whole = read_submission(path.read_bytes(), layout="long")
+    # the repeat of 0706 keeps its slot: 0372 is 2nd, and each id's ranks start at 1
+    assert whole.rows() == [("0001", "0706", 1), ("0001", "0372", 2), ("0002", "0999", 1),
+                            ("0003", "0001", 1), ("0003", "0100", 2)]  # fmt: skip
+    graded = read_solution(path.read_bytes(), relevance="score")
+    for piece in range(1, path.stat().st_size + 1):
+        monkeypatch.setattr(_kaggle_csv, "PIECE", piece)
+        assert_frame_equal(read_submission(path, layout="long"), whole)
+        if piece % 8 == 1:
+            assert _kaggle_csv._piece_cells(path, "submission", (None, None, None, ())) is not None
+            assert_frame_equal(read_solution(path, relevance="score"), graded)
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "kwargs"),
+    [
+        ("quoted", [*LONG[:3], b'"0001","07,06",3'], {}),
+        ("blank lines", [*LONG[:3], b"", *LONG[3:], b""], {}),
+        ("a short line", [*LONG[:3], b"0001", *LONG[3:]], {}),
+        ("a long line", [*LONG[:3], b"0001,1,2,3", *LONG[3:]], {}),
+        ("header only", LONG[:1], {}),
+        ("an empty item", [*LONG, b"0004,,7"], {"layout": "long"}),
+        ("ids not together", [*LONG, b"0001,0555,7"], {}),
+        ("a repeat", LONG, {"duplicates": "error"}),
+        ("a bad grade", [*LONG, b"0004,0001,x"], {"relevance": "score"}),
+        ("no such column", LONG, {"item": "predictions"}),
+        ("an empty id", [*LONG, b",0001,1"], {}),
+        ("not UTF-8", [*LONG, b"0004,\xff,1"], {}),
+        ("wide", [b"id,items", b"u1,a b a", b"u2,", b"u3,  c\td "], {}),
+        ("wide repeat", [b"id,items", b"u1,a b a", b"u2,b"], {"duplicates": "error"}),
+    ],
+)
+@pytest.mark.parametrize("piece", [1, 9, 1 << 20])
+def test_long_pieces_read_like_bytes(
+    name: str,
+    lines: list[bytes],
+    kwargs: dict[str, object],
+    piece: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_kaggle_csv, "PIECE", piece)
+    path = _file(tmp_path, lines, b"\n")
+    reader = read_solution if "relevance" in kwargs else read_submission
+    _same(reader, path, **kwargs)
+
+
+def test_long_piece_errors_name_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_kaggle_csv, "PIECE", 5)
+    path = _file(tmp_path, [*LONG, b"0004,0001,x"], b"\r\n")
+    with pytest.raises(ValueError, match=r"file\.txt, line 8: column 'score' is not a number"):
+        read_solution(path, relevance="score")
+    with pytest.raises(ValueError, match=r"line 4: .*listed again for this id \(first on line 2\)"):
+        read_submission(path, layout="long", duplicates="error")
+    # a quote anywhere sends the file to the whole-file reader, which reads the quoted comma
+    quoted = _file(tmp_path, [*LONG, b'0004,"a,b",1'], b"\n")
+    assert _kaggle_csv._piece_cells(quoted, "submission", (None, None, None, ())) is None
+    assert read_submission(quoted, layout="long")["item"][-1] == "a,b"
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"\xef\xbb\xbf", b"id,p", b"id,p\n"])
+def test_empty_and_header_only_kaggle_files(
+    content: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_kaggle_csv, "PIECE", 2)
+    path = tmp_path / "file.csv"
+    path.write_bytes(content)
+    _same(read_submission, path)
+
+
+def test_random_long_files_in_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ids together or not, repeats, spaces around values, empty grades, CRLF: path == bytes
+    rng = random.Random(17)
+    for _ in range(25):
+        lines = [b"id,item,grade"]
+        for _ in range(rng.randrange(0, 30)):
+            user = rng.choice([b"u1", b"u2", b" u3", b"0004"])
+            item = rng.choice([b"a", b"b", b"c ", b"d", b"007"])
+            lines.append(user + b"," + item + b"," + rng.choice([b"1", b"0", b"2.5", b""]))
+        path = _file(tmp_path, lines, rng.choice([b"\n", b"\r\n"]), bom=rng.random() < 0.3)
+        monkeypatch.setattr(_kaggle_csv, "PIECE", rng.randrange(1, 40))
+        for duplicates in ("first", "error"):
+            _same(read_submission, path, layout="long", duplicates=duplicates)
+        _same(read_solution, path, layout="long", relevance="grade")

@@ -10,6 +10,7 @@ null anywhere is refused. Eager, lazy and streaming give the same outcome.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -100,3 +101,28 @@ def test_with_scores_a_null_anywhere_is_refused(mode: str) -> None:
     recs = _with(3, user=None).drop("rank").with_columns(score=pl.Series([7.0, 6, 5, 4, 3, 2, 1]))
     with pytest.raises(ValueError, match=r"'user' \(user\) has 1 null"):
         _evaluate(recs, mode, score="score")
+
+
+def test_a_parquet_scan_finds_nulls_in_one_row_group_of_many(tmp_path: Path) -> None:
+    # the row-wise checks filter first, so the reader may skip row groups by their
+    # statistics: the one group with nulls must still give every count and example
+    n = 50_000
+    recs = pl.DataFrame(
+        {
+            "user": pl.int_range(n, eager=True) // 10,
+            "item": pl.int_range(n, eager=True) % 97,
+            "rank": pl.int_range(n, eager=True) % 10 + 1,
+        }
+    ).with_columns(
+        user=pl.when(pl.int_range(pl.len()).is_in([40_001, 40_012])).then(None).otherwise("user"),
+        rank=pl.when(pl.int_range(pl.len()) == 45_678).then(None).otherwise("rank"),
+    )
+    path = tmp_path / "recs.parquet"
+    recs.write_parquet(path, row_group_size=5_000)
+    truth = pl.DataFrame({"user": [0, 1], "item": [0, 11]}).lazy()
+    query = prm.evaluate(pl.scan_parquet(path), truth, METRICS)
+    with pytest.raises(ValueError, match="invalid input") as error:
+        query.collect(engine="streaming")
+    message = str(error.value)
+    assert "'user' (user) has 2 null value(s); example row: user=None, item=37, rank=2" in message
+    assert "'rank' (rank) has 1 null value(s); example row: row=45678, rank=None" in message

@@ -217,6 +217,9 @@ def hit_checks(spec: RecsSpec, row: str, *, in_memory: bool = False) -> list[v.D
 
     A truth row repeated (the truth's own check names it) also repeats its hit
     row, from one recommendation row: that is not a repeat of the recs.
+
+    Each error's example row is the offending hit row that comes first in the
+    cut (smallest ``row``), whatever order the join returns the rows in.
     """
     keys = [*spec.list_keys, spec.item]
     check = v.duplicate_check(
@@ -230,7 +233,10 @@ def hit_checks(spec: RecsSpec, row: str, *, in_memory: bool = False) -> list[v.D
     # two hit rows of one item from distinct recommendation rows
     repeated = pl.struct(keys).is_duplicated() & ~pl.struct([*keys, row]).is_duplicated()
     checks = [replace(check, bad=repeated)] if spec.duplicates == "error" else []
-    return [*checks, position_check(spec, in_memory=in_memory)]
+    checks.append(position_check(spec, in_memory=in_memory))
+    # the hit rows come from a join, in no fixed order: each example is the offending
+    # row that comes first in the cut, the same in every run
+    return [replace(one, example_order=row) for one in checks]
 
 
 def score_value(score: str) -> pl.Expr:

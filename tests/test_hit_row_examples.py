@@ -64,19 +64,11 @@ def _message(recs: pl.DataFrame | pl.LazyFrame, truth: pl.DataFrame | pl.LazyFra
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-def test_repeated_relevant_item_example_is_the_first_in_the_cut(lazy: bool) -> None:
-    recs, truth = _frames(position=False)
-    messages = {
-        _message(recs.lazy() if lazy else recs, truth.lazy() if lazy else truth) for _ in range(8)
-    }
-    assert len(messages) == 1
-    (text,) = messages
-    assert re.search(r"example row: user=15000, item=150000, rank=1\b", text), text
-
-
-@pytest.mark.parametrize("lazy", [False, True])
-def test_two_relevant_items_at_one_position_example_is_the_first_in_the_cut(lazy: bool) -> None:
-    recs, truth = _frames(position=True)
+@pytest.mark.parametrize(
+    "position", [False, True], ids=["repeated relevant item", "two relevant at one position"]
+)
+def test_example_is_the_offending_row_first_in_the_cut(lazy: bool, position: bool) -> None:
+    recs, truth = _frames(position=position)
     messages = {
         _message(recs.lazy() if lazy else recs, truth.lazy() if lazy else truth) for _ in range(8)
     }

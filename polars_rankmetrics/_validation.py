@@ -416,13 +416,17 @@ class DataCheck:
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
     # a null is its own problem (null_checks), not also a NaN or a rank below 1
     bad = check.bad.fill_null(value=False)
+
     # one scalar per shown column: a struct of whole columns would be built for every row
-    example = [pl.col(name).filter(bad) for name in check.show]
-    if check.example_order is not None:
-        # rows whose order is not fixed (a join's output): the bad row first in this
-        # column, sorted among the bad rows alone (a few), so that the example is stable
-        example = [column.sort_by(pl.col(check.example_order).filter(bad)) for column in example]
-    example = [column.first() for column in example]
+    def first_bad(name: str) -> pl.Expr:
+        column = pl.col(name).filter(bad)
+        if check.example_order is not None:
+            # rows in no fixed order (a join's output): the bad row first in this column,
+            # sorted among the bad rows alone (a few), so that the example is stable
+            column = column.sort_by(pl.col(check.example_order).filter(bad))
+        return column.first()
+
+    example = [first_bad(name) for name in check.show]
     return [
         bad.sum().alias(f"{_GUARD_PREFIX}{index}_n"),
         pl.struct(example).alias(f"{_GUARD_PREFIX}{index}_row"),

@@ -36,6 +36,7 @@ __all__ = [
     "guard",
     "integer_holder",
     "key_dtype",
+    "may_repeat",
     "nan_check",
     "null_checks",
     "require_columns",
@@ -649,6 +650,25 @@ def duplicate_check(
         screen=hashes.map_batches(_has_repeat, return_dtype=pl.Boolean, returns_scalar=True),
         search=search,
     )
+
+
+def may_repeat(keys: Sequence[str]) -> pl.Expr:
+    """True on every row whose ``keys`` occur more than once, and on few others.
+
+    The rows whose 64-bit hash of ``keys`` repeats: one sort of the hashes
+    (usually no neighbours are equal, and then nothing else is done). Equal
+    keys hash alike, so every repeated row is marked; a collision of distinct
+    keys marks rows whose keys do not repeat, which the caller must treat
+    exactly. The whole column is read at once: for a frame in memory (or
+    held, as the top k+1 of each list are).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"user": [1, 1, 2, 1], "score": [0.5, 0.4, 0.5, 0.5]})
+    >>> frame.select(may_repeat(["user", "score"])).to_series().to_list()
+    [True, False, False, True]
+    """
+    return _key_hash(keys).map_batches(_repeated_hash_rows, return_dtype=pl.Boolean)
 
 
 def _key_hash(keys: Sequence[str]) -> pl.Expr:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from unittest.mock import patch
 
 import polars as pl
 import pytest
@@ -21,8 +22,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
+from polars_rankmetrics import _validation
 from polars_rankmetrics._row_order import run_lengths_in_rank_order
 from tests import textbook
+from tests.test_duplicate_search import HASHES
 from tests.test_properties import PROFILE, assert_rows_match
 
 TIES = ["item_desc", "item_asc", "input"]
@@ -167,6 +170,21 @@ def _run(case: dict[str, Any], call: Any) -> pl.DataFrame:
     }
 )
 def test_positions_within_k_match_the_textbook(case: dict[str, Any]) -> None:
+    _assert_positions_match_the_textbook(case)
+
+
+@PROFILE
+@given(scored(), st.sampled_from(["colliding", "constant"]))
+def test_positions_within_k_match_the_textbook_when_hashes_collide(
+    case: dict[str, Any], hashing: str
+) -> None:
+    # the tie groups within k+1 are marked by a hash of (list, score): a row marked by a
+    # collision alone is a group of its own and keeps its position
+    with patch.object(_validation, "_key_hash", HASHES[hashing]):
+        _assert_positions_match_the_textbook(case)
+
+
+def _assert_positions_match_the_textbook(case: dict[str, Any]) -> None:
     def call(frame: Any) -> Any:
         return prm.positions(
             frame,

@@ -11,7 +11,9 @@ on a shared machine), and the issue-17 ratios:
 
 - **bare orderings** of the shuffled rows (``sample(fraction=1, shuffle=True,
   seed=0)``), the top 10 per user with positions, by the score alone (no tie
-  rule, no checks, no truth): an ordinal ``rank`` over the user; ``top_k_by``
+  rule, no checks, no truth): an ordinal ``rank`` over the user, of the
+  score or of its bits read as an Int64 (the same order, ranked faster);
+  ``top_k_by``
   per user in a ``group_by``; one sort by score then a row count per user.
   The fastest (by median) is the denominator;
 - ``evaluate(shuffled, truth, ["map@10", "ndcg@10", "mrr@10"], score="score")``
@@ -52,6 +54,15 @@ def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], obj
             .filter(pl.col("r") <= k)
             .collect()
         ),
+        "bare: rank of the score's Int64 bits over user, cut": lambda: (
+            recs.select(
+                "user",
+                "item",
+                _int64_order(score).rank("ordinal", descending=True).over("user").alias("r"),
+            )
+            .filter(pl.col("r") <= k)
+            .collect()
+        ),
         "bare: group_by(user) top_k_by": lambda: (
             recs.group_by("user").agg(pl.col("item").top_k_by("score", k)).collect()
         ),
@@ -66,6 +77,12 @@ def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], obj
             .collect()
         ),
     }
+
+
+def _int64_order(score: pl.Expr) -> pl.Expr:
+    """The float's bits as an Int64 in the float's order (Polars ranks Int64 faster)."""
+    bits = score.reinterpret(dtype=pl.Int64)
+    return pl.when(bits < 0).then(pl.lit(-(2**63), pl.Int64) - bits).otherwise(bits)
 
 
 def with_repeats(recs: pl.DataFrame, share: float) -> pl.DataFrame:

@@ -400,9 +400,11 @@ class DataCheck:
         statistics show no bad value (10 million rows: 2.5 ms instead of 0.8 s
         of decoding the columns).
     example_order
-        The example row is the bad row that comes first in this column's
-        order rather than in the frame's row order, for frames whose row
-        order is not fixed (``evaluate``'s hit rows: a join's output).
+        The example row is the bad row that comes first in the order of these
+        columns (the first, then the next among equals ...) rather than in
+        the frame's row order, for frames whose row order is not fixed
+        (``evaluate``'s hit rows, a join's output; its top k ranked from
+        scores). The columns should tell the bad rows apart.
     """
 
     bad: pl.Expr
@@ -411,7 +413,7 @@ class DataCheck:
     screen: pl.Expr | None = None
     search: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
     row_wise: bool = False
-    example_order: str | None = None
+    example_order: tuple[str, ...] | None = None
 
 
 def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
@@ -422,9 +424,9 @@ def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
     def first_bad(name: str) -> pl.Expr:
         column = pl.col(name).filter(bad)
         if check.example_order is not None:
-            # rows in no fixed order (a join's output): the bad row first in this column,
+            # rows in no fixed order (a join's output): the bad row first in these columns,
             # sorted among the bad rows alone (a few), so that the example is stable
-            column = column.sort_by(pl.col(check.example_order).filter(bad))
+            column = column.sort_by([pl.col(key).filter(bad) for key in check.example_order])
         return column.first()
 
     example = [first_bad(name) for name in check.show]

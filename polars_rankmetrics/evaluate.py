@@ -913,7 +913,13 @@ def _plan(
         # a relevant item sits: check the (few) hit rows rather than every recommendation
         checks.append((hit_rows, r.hit_checks(recs_spec, _HIT_ROW, in_memory=in_memory)))
     else:
-        checks.extend(r.list_checks(ranked, recs_spec, in_memory=in_memory))
+        # ranks from scores: the top k comes in no fixed order (in every layout the same
+        # example, the first list's offending row at its best position)
+        checks.extend(
+            r.list_checks(
+                ranked, recs_spec, in_memory=in_memory, by_position=roles.score is not None
+            )
+        )
     return parts, checks, requests, keys, hit_users
 
 

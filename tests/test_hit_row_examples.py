@@ -1,9 +1,12 @@
-"""The hit-row checks name the same example row in every run.
+"""Checks on rows in no fixed order name the same example row in every run.
 
 With given ranks, repeated relevant items and two relevant items at one
 position are searched on the hit rows, a join's output in no fixed order; the
 example shown is the offending row that comes first in the recommendations'
-cut (``ranking.hit_checks``).
+cut (``ranking.hit_checks``). With ranks from scores, the top k of a ranking
+comes in no fixed order either: a repeated item's example is the offending
+row of the first list by key at its best position, in every layout of the
+rows (``ranking.list_checks(by_position=True)``).
 """
 
 from __future__ import annotations
@@ -75,3 +78,32 @@ def test_example_is_the_offending_row_first_in_the_cut(lazy: bool, position: boo
     assert len(messages) == 1
     (text,) = messages
     assert re.search(r"example row: user=15000, item=150000, rank=1\b", text), text
+
+
+def test_a_repeat_ranked_from_scores_names_one_example_in_every_layout() -> None:
+    # ranks from scores: lists in rank order take positions from the row order, other
+    # layouts a ranking whose top k comes in no fixed order; each names the offending row
+    # of the first list by key (user 3, not user 8 that comes first) at its best position
+    recs = pl.DataFrame(
+        {
+            "user": [8, 8, 8, 3, 3, 3],
+            "item": [5, 6, 6, 7, 7, 9],
+            "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+        }
+    )
+    truth = pl.DataFrame({"user": [8, 3], "item": [5, 9]})
+    layouts = [
+        lambda: prm.evaluate(recs, truth, ["ndcg@3"], score="score"),
+        lambda: prm.evaluate(recs.reverse(), truth, ["ndcg@3"], score="score"),
+        lambda: prm.evaluate(recs.lazy(), truth, ["ndcg@3"], score="score").collect(),
+        lambda: prm.evaluate(
+            recs.sample(fraction=1.0, shuffle=True, seed=4), truth, ["ndcg@3"], score="score"
+        ),
+    ]
+    messages = set()
+    for call in layouts:
+        with pytest.raises(ValueError, match="duplicated") as refused:
+            call()
+        messages.add(re.sub(r"\s+", " ", str(refused.value)))
+    assert len(messages) == 1
+    assert "example row: user=3, item=7, rank=1" in messages.pop()

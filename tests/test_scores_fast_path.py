@@ -310,6 +310,18 @@ def test_a_tied_group_across_the_cut_by_hand() -> None:
     assert got.select("item", "rank").rows() == [(5, 1), (7, 2), (4, 3)]
 
 
+@pytest.mark.parametrize("ties", TIES)
+def test_negative_zero_ties_with_zero(ties: str) -> None:
+    # -0.0 and 0.0 are one score: under "input" the row that comes first takes the better
+    # position, under the item rules the item decides; the reversed rows take the ranking path
+    recs = pl.DataFrame({"user": [1] * 4, "item": [3, 8, 5, 1], "score": [-0.0, 0.0, -0.0, -1.0]})
+    expected = {"input": [3, 8, 5], "item_desc": [8, 5, 3], "item_asc": [3, 5, 8]}[ties]
+    for frame in (recs, recs.reverse()):
+        got = prm.positions(frame, 3, score="score", ties=ties).sort("rank")
+        order = expected if ties != "input" or frame is recs else [5, 8, 3]
+        assert got.get_column("item").to_list() == order
+
+
 def test_repeats_first_with_equal_scores_by_hand() -> None:
     # item 4 twice at score 2 and once at 1; item 8 at 2. "first": 8, 4 (one row) at
     # 1 and 2 under item_desc, then 3 moves up from position 5 to 3

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from polars_rankmetrics._exact_mean import exact_mean
 from polars_rankmetrics._measures import trec_families, trec_family
 from polars_rankmetrics._textfiles import require_frame_columns
 from polars_rankmetrics._trec_measures import KEYS, Plan, Request
@@ -592,9 +593,9 @@ def _long_table(
         elif summary[name] in ("sum", "sum_qrels"):
             expr = column.sum()
         elif summary[name] == "geometric_mean":  # the per-query values are logs
-            expr = column.mean().exp()
+            expr = exact_mean(column).exp()
         else:
-            expr = column.mean()
+            expr = exact_mean(column)
         summaries.append(expr.alias(name))
     runs_order = pl.DataFrame({"_run": run_names}).with_row_index("_run_idx")
     totals = runs_order.join(

@@ -20,6 +20,7 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
+from polars_rankmetrics._exact_mean import exact_mean
 from polars_rankmetrics._measures import beyond_accuracy as ba
 
 if TYPE_CHECKING:
@@ -596,7 +597,9 @@ def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
     """One row per ``by`` group: the means of the per-user measures beside the group ones."""
     parts: list[pl.LazyFrame] = []
     if plan.users is not None:
-        means = [pl.col(name).mean() for name in plan.users.collect_schema().names()[len(by) + 1 :]]
+        names = plan.users.collect_schema().names()[len(by) + 1 :]
+        # the same to the last bit whatever order the users come in
+        means = [exact_mean(pl.col(name)).alias(name) for name in names]
         parts.append(plan.users.group_by(by).agg(means) if by else plan.users.select(means))
     if plan.groups is not None:
         parts.append(plan.groups)

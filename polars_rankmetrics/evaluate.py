@@ -35,6 +35,7 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
+from polars_rankmetrics._exact_mean import exact_mean
 from polars_rankmetrics._id_overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import (
@@ -274,15 +275,17 @@ def _aggregation_part(spec: MetricSpec) -> AggregationPart:
 
 def _combine(part: AggregationPart) -> pl.Expr:
     columns = [pl.col(name) for name in part.columns]
+    # means the same to the last bit whatever order the users come in (pooled and summed
+    # parts are counts, whose float sums are exact)
     if part.kind == "mean":
-        return columns[0].mean().alias(part.label)
+        return exact_mean(columns[0]).alias(part.label)
     if part.kind == "pooled":
         # OTTO: pooled over users, sum(num) / sum(den), not a mean of ratios; no
         # evaluated user: null like every other mean, not 0/0 = NaN
         num, den = columns
         return pl.when(den.sum() > 0).then(num.sum() / den.sum()).alias(part.label)
     if part.kind == "geometric_mean":
-        return columns[0].mean().exp().alias(part.label)
+        return exact_mean(columns[0]).exp().alias(part.label)
     if part.kind == "sum":
         return columns[0].sum().alias(part.label)
     return columns[0].first().alias(part.label)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankmetrics._exact_mean import exact_mean
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._measures import trec_families, trec_family
 from polars_rankmetrics._textfiles import require_frame_columns
 from polars_rankmetrics._trec_measures import KEYS, Plan, Request
@@ -593,13 +593,15 @@ def _long_table(
         elif summary[name] in ("sum", "sum_qrels"):
             expr = column.sum()
         elif summary[name] == "geometric_mean":  # the per-query values are logs
-            expr = exact_mean(column).exp()
+            expr = exact_mean(name).exp()
         else:
-            expr = exact_mean(column)
+            expr = exact_mean(name)
         summaries.append(expr.alias(name))
     runs_order = pl.DataFrame({"_run": run_names}).with_row_index("_run_idx")
+    averaged = [name for name in numeric if summary[name] in ("mean", "geometric_mean")]
+    scaled = table.with_columns(fixed_point(averaged))
     totals = runs_order.join(
-        table.group_by("_run").agg(summaries) if summaries else table.select("_run").unique(),
+        scaled.group_by("_run").agg(summaries) if summaries else table.select("_run").unique(),
         on="_run",
         how="left",
     ).with_columns(_user=pl.lit("all"), _section=pl.lit(1, pl.UInt8))

@@ -20,7 +20,7 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics._exact_mean import exact_mean
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._measures import beyond_accuracy as ba
 
 if TYPE_CHECKING:
@@ -599,8 +599,9 @@ def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
     if plan.users is not None:
         names = plan.users.collect_schema().names()[len(by) + 1 :]
         # the same to the last bit whatever order the users come in
-        means = [exact_mean(pl.col(name)).alias(name) for name in names]
-        parts.append(plan.users.group_by(by).agg(means) if by else plan.users.select(means))
+        users = plan.users.with_columns(fixed_point(names))
+        means = [exact_mean(name) for name in names]
+        parts.append(users.group_by(by).agg(means) if by else users.select(means))
     if plan.groups is not None:
         parts.append(plan.groups)
     result = parts[0]

@@ -35,7 +35,7 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics._exact_mean import exact_mean
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._id_overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import (
@@ -276,16 +276,16 @@ def _aggregation_part(spec: MetricSpec) -> AggregationPart:
 def _combine(part: AggregationPart) -> pl.Expr:
     columns = [pl.col(name) for name in part.columns]
     # means the same to the last bit whatever order the users come in (pooled and summed
-    # parts are counts, whose float sums are exact)
+    # parts are counts, whose float sums are exact): the frame has fixed_point's columns
     if part.kind == "mean":
-        return exact_mean(columns[0]).alias(part.label)
+        return exact_mean(part.columns[0]).alias(part.label)
     if part.kind == "pooled":
         # OTTO: pooled over users, sum(num) / sum(den), not a mean of ratios; no
         # evaluated user: null like every other mean, not 0/0 = NaN
         num, den = columns
         return pl.when(den.sum() > 0).then(num.sum() / den.sum()).alias(part.label)
     if part.kind == "geometric_mean":
-        return exact_mean(columns[0]).exp().alias(part.label)
+        return exact_mean(part.columns[0]).exp().alias(part.label)
     if part.kind == "sum":
         return columns[0].sum().alias(part.label)
     return columns[0].first().alias(part.label)
@@ -306,7 +306,10 @@ def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
 
 
 def _aggregate_lf(parts: pl.LazyFrame, specs: Sequence[MetricSpec], by: list[str]) -> pl.LazyFrame:
-    combined = [_combine(_aggregation_part(spec)) for spec in specs]
+    combos = [_aggregation_part(spec) for spec in specs]
+    averaged = [c.columns[0] for c in combos if c.kind in ("mean", "geometric_mean")]
+    parts = parts.with_columns(fixed_point(averaged))
+    combined = [_combine(combo) for combo in combos]
     if by:
         return parts.group_by(by).agg(combined).sort(by)
     return parts.select(combined)

@@ -41,7 +41,7 @@ from typing import Any, Literal, TypeAlias, cast, overload
 
 import polars as pl
 
-from polars_rankmetrics._exact_mean import exact_mean
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._id_overlap import WEAK_ID_SHARE, key_overlap
 from polars_rankmetrics._kaggle_csv import (
     Duplicates,
@@ -626,7 +626,8 @@ def _score(
         .select("user", pl.col(spec.label).fill_null(0.0))
         .sort("user")
     )
-    return float(table.select(exact_mean(pl.col(spec.label))).item()), table
+    mean = table.with_columns(fixed_point([spec.label])).select(exact_mean(spec.label))
+    return float(mean.item()), table
 
 
 def _truth(sol: Table) -> pl.DataFrame:

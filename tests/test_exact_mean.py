@@ -1,9 +1,10 @@
 """Means over users that do not depend on the order the users come in.
 
-``_exact_mean.exact_mean`` sums in fixed point (Int128), so the mean of the
-same values is the same to the last bit in any order; it is held to
-``math.fsum`` (the correctly rounded sum) and to ``mean()``'s handling of
-nulls, NaN, infinities and empty groups. ``evaluate`` then gives the same
+``_exact_mean`` sums in fixed point (Int128: ``fixed_point`` scales and rounds
+over the whole frame, ``exact_mean`` sums), so the mean of the same values is
+the same to the last bit in any order; it is held to ``math.fsum`` (the
+correctly rounded sum) and to ``mean()``'s handling of nulls, NaN,
+infinities and empty groups, per group too. ``evaluate`` then gives the same
 numbers for the same rows in any order and over repeated runs.
 """
 
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._exact_mean import exact_mean
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 
 VALUES = st.lists(
     st.one_of(
@@ -35,7 +36,7 @@ def _mean(values: list[float | None], *, order_seed: int = 0) -> float | None:
     shuffled = list(values)
     random.Random(order_seed).shuffle(shuffled)
     frame = pl.DataFrame({"x": shuffled}, schema={"x": pl.Float64})
-    result: float | None = frame.select(exact_mean(pl.col("x"))).item()
+    result: float | None = frame.with_columns(fixed_point(["x"])).select(exact_mean("x")).item()
     return result
 
 
@@ -77,10 +78,24 @@ def test_nulls_nan_infinities_and_tiny_values_as_mean_has_them(
         assert got == pytest.approx(expected, rel=1e-15)
 
 
-def test_one_scale_per_group() -> None:
-    frame = pl.DataFrame({"g": [1, 1, 2, 2, 3], "x": [0.1, 0.2, 1e6, 3e6, None]})
-    got = frame.group_by("g", maintain_order=True).agg(exact_mean(pl.col("x")))
-    assert got.get_column("x").to_list() == [pytest.approx(0.15, rel=1e-15), 2e6, None]
+def test_groups_share_one_scale_and_keep_their_precision() -> None:
+    # one scale for the whole column (from its largest value): a group of small values
+    # still gets its mean to the float's precision; a group of nulls gets null
+    small = [1e-9 * (1 + i / 7) for i in range(50)]
+    frame = pl.DataFrame(
+        {"g": [1, 1] + [2] * 50 + [3, 4, 4], "x": [0.1, 0.2, *small, None, 3e6, 1e6]}
+    )
+    got = (
+        frame.with_columns(fixed_point(["x"]))
+        .group_by("g", maintain_order=True)
+        .agg(exact_mean("x"))
+        .get_column("x")
+        .to_list()
+    )
+    assert got[0] == pytest.approx(0.15, rel=1e-15)
+    assert got[1] == pytest.approx(math.fsum(small) / 50, rel=2e-16)
+    assert got[2] is None
+    assert got[3] == 2e6
 
 
 def test_evaluate_gives_the_same_numbers_for_rows_in_any_order() -> None:
@@ -96,5 +111,23 @@ def test_evaluate_gives_the_same_numbers_for_rows_in_any_order() -> None:
             relevance="rel",
         ).row(0)
         for seed in range(6)
+    }
+    assert len(results) == 1
+
+
+def test_evaluate_by_model_gives_the_same_numbers_for_rows_in_any_order() -> None:
+    sample = prm.sample_data()
+    results = {
+        tuple(
+            prm.evaluate(
+                sample.recs.sample(fraction=1.0, shuffle=True, seed=seed),
+                sample.truth,
+                ["map@10", "ndcg@10", "recall@20"],
+                score="score",
+                relevance="rel",
+                by="model",
+            ).rows()
+        )
+        for seed in range(5)
     }
     assert len(results) == 1

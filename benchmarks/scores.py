@@ -45,6 +45,9 @@ METRICS = ["map@10", "ndcg@10", "mrr@10"]
 
 def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], object]]:
     """Per-user top-k with positions by the score alone: the candidates for the denominator."""
+    # the package's order-preserving Int64 of a float (on the path once main() has run)
+    from polars_rankmetrics.ranking import score_order
+
     score = pl.col("score")
     return {
         "bare: rank('ordinal').over(user), cut": lambda: (
@@ -58,7 +61,7 @@ def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], obj
             recs.select(
                 "user",
                 "item",
-                _int64_order(score).rank("ordinal", descending=True).over("user").alias("r"),
+                score_order("score").rank("ordinal", descending=True).over("user").alias("r"),
             )
             .filter(pl.col("r") <= k)
             .collect()
@@ -77,12 +80,6 @@ def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], obj
             .collect()
         ),
     }
-
-
-def _int64_order(score: pl.Expr) -> pl.Expr:
-    """The float's bits as an Int64 in the float's order (Polars ranks Int64 faster)."""
-    bits = score.reinterpret(dtype=pl.Int64)
-    return pl.when(bits < 0).then(pl.lit(-(2**63), pl.Int64) - bits).otherwise(bits)
 
 
 def with_repeats(recs: pl.DataFrame, share: float) -> pl.DataFrame:

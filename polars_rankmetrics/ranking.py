@@ -310,29 +310,6 @@ _KEEP = f"{PREFIX}keep"
 _TIED = f"{PREFIX}tied"
 
 
-def _key_hash(columns: Sequence[str | pl.Expr]) -> pl.Expr:
-    # one 64-bit hash per row of the columns; a collision only sends rows down the exact path
-    exprs = [pl.col(c) if isinstance(c, str) else c for c in columns]
-    mixed = exprs[0].hash(seed=7)
-    for position, expr in enumerate(exprs[1:], start=1):
-        mixed = mixed ^ expr.hash(seed=7 + 41 * position)
-    return mixed
-
-
-def _repeated_rows(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
-    """The rows of ``frame`` whose values of ``columns`` occur more than once (or may).
-
-    A row's values are hashed. One sort of the hashes and a look at
-    neighbours tells whether any hash repeats; only then are the rows with a
-    repeated hash searched for, a hash-set pass several times dearer (usually
-    no row repeats, so it runs on no rows). A collision of distinct values
-    only hands the caller rows it checks exactly.
-    """
-    hashed = _key_hash(columns)
-    ordered = hashed.sort()
-    return frame.filter((ordered == ordered.shift(1)).any()).filter(hashed.is_duplicated())
-
-
 def top_by_score(lf: pl.LazyFrame, spec: RecsSpec, k: int) -> pl.LazyFrame:
     """Positions 1..k of each list from the scores, every tie rule exact, repeats kept.
 
@@ -394,13 +371,15 @@ def _first_in_top(lf: pl.LazyFrame, top: pl.LazyFrame, spec: RecsSpec, k: int) -
 
     A list whose top k holds no item twice keeps it as is: those k distinct
     items come first in the list with its repeats removed too. The few lists
-    with a repeat within k (usually none; :func:`_repeated_rows`) are ranked
-    again from all their rows, each item's best-scored row only.
+    with a repeat within k (usually none; found by
+    :func:`polars_rankmetrics._validation.may_repeat`, a collision only adds
+    a list ranked again) are ranked again from all their rows, each item's
+    best-scored row only.
     """
     keys = spec.list_keys
     # read twice below (about k rows per list): computed once
     top = top.cache()
-    lists = _repeated_rows(top, [*keys, spec.item]).select(keys).unique().cache()
+    lists = top.filter(v.may_repeat([*keys, spec.item])).select(keys).unique().cache()
     kept = top.join(lists, on=keys, how="anti")
     schema = lf.collect_schema()
     redone = (

@@ -19,7 +19,7 @@ from polars_rankmetrics.sample import sample_data
 from .conftest import Backend
 
 COLUMNS = [
-    "system", "metric", "n", "mean", "ci_low", "ci_high", "diff", "diff_ci_low",
+    "system", "metric", "n", "mean", "ci_low", "ci_high", "n_paired", "diff", "diff_ci_low",
     "diff_ci_high", "effect_size", "p_value", "p_adjusted", "significant",
 ]  # fmt: skip
 
@@ -217,10 +217,13 @@ def test_edge_cases_are_documented_values_not_nan() -> None:
     assert rows["d", "m"]["ci_low"] is None
     assert rows["d", "m"]["p_value"] is None
     assert rows["d", "m"]["significant"] is None
-    # "one": a is defined for user 1 only; c never with a -> n = 0, all null
-    assert rows["c", "one"]["n"] == 0
-    assert rows["c", "one"]["mean"] is None
+    # "one": a is defined for user 1 only; c never with a -> no pairs, no difference;
+    # c's own row still states c's mean over its own two users (evaluate's number)
+    assert rows["c", "one"]["n"] == 2
+    assert rows["c", "one"]["mean"] == 1.0
+    assert rows["c", "one"]["n_paired"] == 0
     assert rows["c", "one"]["diff"] is None
+    assert rows["c", "one"]["p_value"] is None
     numbers = result.select(pl.selectors.float())
     assert not any(numbers.select(pl.all().is_nan().any()).row(0))
 
@@ -309,7 +312,8 @@ def _textbook(frame: pl.DataFrame, metric: str, system: str, baseline: str) -> d
     users = sorted(set(a_values) & set(b_values))
     a = np.array([a_values[u] for u in users])
     b = np.array([b_values[u] for u in users])
-    return {"n": len(users), "a": a, "b": b}
+    own = np.array(list(a_values.values()))
+    return {"n": len(a_values), "own": own, "n_paired": len(users), "a": a, "b": b}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -328,13 +332,18 @@ def test_compare_per_user_against_oracles(frame: pl.DataFrame, correction: str) 
                 continue
             case = _textbook(frame, metric, row["system"], "a")
             a, b = case["a"], case["b"]
+            # the system's own users (evaluate's mean); the difference over the pairs
             assert row["n"] == case["n"]
+            assert row["n_paired"] == case["n_paired"]
+            if case["n"]:
+                assert row["mean"] == pytest.approx(case["own"].mean(), rel=1e-12)
+            else:
+                assert row["mean"] is None
             d = a - b
             if d.size == 0:
-                assert row["mean"] is None
+                assert row["diff"] is None
                 assert row["p_value"] is None
                 continue
-            assert row["mean"] == pytest.approx(a.mean(), rel=1e-12)
             assert row["diff"] == pytest.approx(d.mean(), rel=1e-12, abs=1e-15)
             if d.size < 2:
                 assert row["p_value"] is None
@@ -373,7 +382,7 @@ def test_bad_input_is_refused_clearly(sample: tuple[pl.DataFrame, pl.DataFrame])
         prm.compare(recs, truth, "map@10", score="score", ci=95)
     with pytest.raises(ValueError, match="n_resamples must be at least 1"):
         prm.compare(recs, truth, "map@10", score="score", n_resamples=0)
-    with pytest.raises(ValueError, match="pooled recall"):
+    with pytest.raises(ValueError, match="pooled_recall@10 is a ratio of sums over users"):
         prm.compare(recs, truth, "pooled_recall@10", score="score")
     scores = pl.DataFrame({"model": ["a", "b"], "user": [1, 1], "ap": [0.1, 0.2]})
     with pytest.raises(ValueError, match=r"metric column\(s\) \['ndcg'\] not in the per-user"):
@@ -477,3 +486,51 @@ def test_differences_whose_squares_underflow_follow_scipy() -> None:
     low, high = oracle.confidence_interval(0.95)
     assert (row["diff_ci_low"], row["diff_ci_high"]) == (low, high)
     assert row["effect_size"] is None
+
+
+# ------------------------------------------------- one number: compare states evaluate's
+
+
+def test_each_row_states_the_systems_own_mean_as_evaluate() -> None:
+    """mean_rank leaves out users without a hit: paired users differ from a system's own."""
+    recs = pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b", "b"],
+            "user": [1, 2, 3, 1, 2, 3],
+            "item": ["x", "y", "q", "q", "x", "y"],
+            "rank": [1, 1, 1, 1, 2, 1],
+        }
+    )
+    truth = pl.DataFrame({"user": [1, 2, 3], "item": ["x", "x", "y"]})
+    means = prm.evaluate(recs, truth, ["mean_rank"], by="model").sort("model")
+    result = prm.compare(recs, truth, "mean_rank", baseline="a")
+    # a finds user 1's item first; b finds users 2 (at 2) and 3 (at 1): one paired user? none
+    assert result.get_column("mean").to_list() == means.get_column("mean_rank").to_list()
+    assert result.get_column("n").to_list() == [1, 2]
+    assert result.get_column("n_paired").to_list() == [None, 0]
+
+
+@pytest.mark.parametrize("label", ["gm_map@10", "gm_bpref"])
+def test_a_geometric_mean_is_refused_not_labelled_with_an_arithmetic_mean(
+    sample: tuple[pl.DataFrame, pl.DataFrame], label: str
+) -> None:
+    recs, truth = sample
+    with pytest.raises(ValueError, match=rf"compare cannot test '{label}'.*geometric mean"):
+        prm.compare(recs, truth, label, score="score", relevance="rel")
+
+
+def test_compare_takes_every_metric_string_and_convention_evaluate_takes(
+    sample: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    recs, truth = sample
+    options: dict[str, Any] = {"score": "score", "relevance": "rel"}
+    several = prm.compare(recs, truth, "recall@1,2", baseline="popularity", **options)
+    assert several.get_column("metric").unique(maintain_order=True).to_list() == [
+        "recall@1",
+        "recall@2",
+    ]
+    first = prm.Conventions(duplicates="first")
+    result = prm.compare(recs, truth, "recall@2", conventions=first, **options)
+    means = prm.evaluate(recs, truth, ["recall@2"], by="model", conventions=first, **options)
+    own = result.filter(pl.col("baseline").is_null()).sort("system")
+    assert own.get_column("mean").to_list() == means.sort("model").get_column("recall@2").to_list()

@@ -345,6 +345,35 @@ class Measure:
         """The part columns of this measure, as suffixes of its label."""
         return PART_SUFFIXES[self.aggregation]
 
+    def unpaired_reason(self, label: str) -> str | None:
+        """Why per-user values of this measure cannot be paired and tested as means.
+
+        ``None`` for a measure whose users are combined by a mean: its mean
+        over a system's users is the number ``evaluate`` gives, and paired
+        differences of per-user values test it. Any other aggregation has no
+        such per-user reading (``compare`` refuses it with this reason).
+        """
+        if self.aggregation == "mean":
+            return None
+        why: dict[Aggregation, str] = {
+            "geometric_mean": (
+                "a geometric mean over users (exp of the mean of log(max(value, 1e-5))), "
+                "so an arithmetic mean of its per-user values is not the number evaluate "
+                "gives; test the floored logs instead: per_user_parts(...) gives them as "
+                f"'{label}|log', for compare_per_user"
+            ),
+            "pooled": (
+                "a ratio of sums over users (sum of numerators / sum of denominators), not a "
+                "mean of per-user values"
+            ),
+            "sum": "a sum over users, not a mean of per-user values",
+            "group": (
+                "one value per group of lists (it describes all the users' lists together), "
+                "with no per-user values to pair or test"
+            ),
+        }
+        return f"{label} is {why[self.aggregation]}"
+
     def value(self, parts: Mapping[str, pl.Expr]) -> pl.Expr:
         """The per-user value from its part columns (keyed by suffix)."""
         if self.per_user_value is not None:

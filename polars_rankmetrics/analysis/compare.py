@@ -11,6 +11,7 @@ multiple comparisons. Definitions: ``shared/METRICS.md``, "Comparing systems".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import polars as pl
 
-from polars_rankmetrics._measures.beyond_accuracy import GROUP_MEASURES
+from polars_rankmetrics._exact_mean import exact_mean, fixed_point
+from polars_rankmetrics._measures import lookup
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
 from polars_rankmetrics.conventions import (
@@ -29,7 +31,7 @@ from polars_rankmetrics.conventions import (
     UsersWithoutTruth,
 )
 from polars_rankmetrics.evaluate import evaluate as _evaluate
-from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.evaluate import parse_metric, parse_metrics
 from polars_rankmetrics.metrics import Denominator, Gain
 from polars_rankmetrics.ranking import Duplicates, Ties
 
@@ -46,6 +48,7 @@ RESULT_COLUMNS = (
     "mean",
     "ci_low",
     "ci_high",
+    "n_paired",
     "diff",
     "diff_ci_low",
     "diff_ci_high",
@@ -192,9 +195,12 @@ def compare_per_user(
     ``baseline``            as given  only with ``baseline=None``: the other system
                                       of the pair, null on a system's own row
     ``metric``              String    the metric column's name
-    ``n``                   Int64     users the row's numbers are computed on
+    ``n``                   Int64     the system's users: those with a value
     ``mean``                Float64   mean of the system's values on those users
+                                      (``evaluate``'s number for the system)
     ``ci_low``, ``ci_high`` Float64   interval of that mean
+    ``n_paired``            Int64     users paired with the baseline: both have
+                                      a value; ``diff`` and the test use them
     ``diff``                Float64   mean of d_u = system_u - baseline_u
     ``diff_ci_low/high``    Float64   interval of ``diff``
     ``effect_size``         Float64   d_z = mean(d) / sd(d) (Cohen's d, paired)
@@ -203,9 +209,9 @@ def compare_per_user(
     ``significant``         Boolean   ``p_adjusted < alpha``
     ======================= ========= ==========================================
 
-    With a ``baseline``, its rows come first in each (group, metric) and hold
-    its own users (``diff`` and the test columns are null there); every other
-    system's row holds the users paired with the baseline. With
+    With a ``baseline``, its rows come first in each (group, metric) (``n_paired``,
+    ``diff`` and the test columns are null there); every other system's row
+    states the system's own mean and the difference on the paired users. With
     ``baseline=None``, each system first gets its own row (``baseline`` null,
     its own users), then each unordered pair one row, ``system`` before
     ``baseline`` in sorted order, ``diff = system - baseline``. Rows are
@@ -213,12 +219,15 @@ def compare_per_user(
 
     Notes
     -----
-    Pairing: a comparison uses the users for whom both systems' values are
-    defined (non-null), n = their number; users present for one system only
-    are left out of that comparison (its ``n`` says how many are left). The
-    row's ``mean`` and interval are over the same users, so ``mean`` equals
-    ``evaluate``'s mean whenever both systems count the same users, as under
-    the default conventions (every truth user counts for every system).
+    Populations: ``mean`` and its interval are over the system's own users
+    (``n``), so ``mean`` is always ``evaluate``'s number for the system. A
+    comparison pairs the users for whom both systems' values are defined
+    (non-null), ``n_paired`` = their number; users present for one system
+    only are left out of the difference and its test. Under the default
+    conventions every truth user counts for every system, so ``n`` and
+    ``n_paired`` agree; they differ for a measure that leaves users out
+    (``mean_rank`` without a relevant hit, the measures of the lists) or with
+    ``users_without_recs="exclude"``.
 
     Edge cases, never a silent NaN:
 
@@ -318,7 +327,7 @@ def compare(
     relevance_level: float | None = None,
     users_without_recs: UsersWithoutRecs | None = None,
     users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates = "error",
+    duplicates: Duplicates | None = None,
     conventions: Preset | Conventions = "default",
     interactions: Any = None,
     items: Any = None,
@@ -340,10 +349,14 @@ def compare(
         One row per judged (user, item), shared by the systems; ``None`` when
         every metric describes the lists themselves (``novelty@10``...).
     metrics
-        Metric strings as for ``evaluate`` (``"map@10"``, ``"ndcg@10"``,
-        ``"novelty@10"``...). Refused: ``pooled_recall`` and the group measures
-        ``coverage``, ``gini`` and ``personalization`` (one value per group of
-        users, not a mean of per-user values).
+        Metric strings as for ``evaluate`` (``"map@10"``, ``"ndcg@5,10"``,
+        ``"novelty@10"``...). Refused, with the reason: every measure whose
+        users are not combined by a mean, since its per-user values do not
+        average to its number: pooled ratios (``pooled_recall``), geometric
+        means (``gm_map``, ``gm_bpref``: test their floored logs with
+        :func:`compare_per_user` on ``per_user_parts``' ``label|log``
+        columns) and the measures of all the lists together (``coverage``,
+        ``gini``, ``personalization``).
     system
         The recommendations' column naming the system; the result calls it
         ``system``.
@@ -412,20 +425,13 @@ users_without_truth, duplicates, conventions
     others = _as_list(by)
     if system in others:
         raise ValueError(f"system column {system!r} is also in by={others}: name it once")
-    labels = [metrics] if isinstance(metrics, str) else list(metrics)
+    labels = [spec.label for spec in parse_metrics(metrics)]
     for label in labels:
-        name = parse_metric(label).name
-        if name == "pooled_recall":
+        reason = lookup(parse_metric(label).name).unpaired_reason(label)
+        if reason is not None:
             raise ValueError(
-                f"compare cannot test {label!r}: pooled recall is a ratio of sums over users, "
-                "not a mean of per-user values; compare 'recall@k' instead"
-            )
-        if name in GROUP_MEASURES:
-            raise ValueError(
-                f"compare cannot test {label!r}: {name} is one value per group of lists (it "
-                "describes all the users' lists together), with no per-user values to pair "
-                f"or test; compute it per system with evaluate(recs, None, [{label!r}], "
-                f"by={system!r}, ...) instead"
+                f"compare cannot test {label!r}: {reason}; compute it per system with "
+                f"evaluate(recs, truth, [{label!r}], by={system!r}, ...) instead"
             )
     given = {
         name: value
@@ -585,16 +591,29 @@ def _compare_frame(
     coded = frame.with_columns(
         pl.col(system).replace_strict(index, return_dtype=pl.Int64).alias("__system"),
     )
+    # every system's mean to the last bit as evaluate's: the same fixed-point sum, scaled
+    # over the whole frame (analysis of one group would scale it differently)
+    exact = (
+        coded.with_columns(fixed_point(chosen))
+        .group_by([*by, "__system"])
+        .agg(exact_mean(name) for name in chosen)
+    )
     groups = coded.sort(by).partition_by(by, maintain_order=True) if by else [coded]
     seeds = np.random.SeedSequence(options.seed).spawn(len(groups))
     rows: list[dict[str, Any]] = []
     for group, seed in zip(groups, seeds, strict=True):
         keys = {name: group.get_column(name)[0] for name in by}
+        means = exact.filter(*(pl.col(name) == value for name, value in keys.items()))
         rng = np.random.default_rng(seed)
         rows.extend(
             _group_rows(
                 group,
                 chosen,
+                means={
+                    (row["__system"], name): row[name]
+                    for row in means.iter_rows(named=True)
+                    for name in chosen
+                },
                 user=user,
                 own=own,
                 comparisons=comparisons,
@@ -610,7 +629,8 @@ def _compare_frame(
     if pairs:
         schema["baseline"] = frame.schema[system]
     schema.update({"metric": pl.String, "n": pl.Int64})
-    schema.update(dict.fromkeys(_FLOATS, pl.Float64))
+    for name in RESULT_COLUMNS[RESULT_COLUMNS.index("mean") : RESULT_COLUMNS.index("p_value")]:
+        schema[name] = pl.Float64 if name in _FLOATS else pl.Int64
     schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
     return pl.DataFrame(rows, schema=schema, orient="row")
 
@@ -619,6 +639,7 @@ def _group_rows(
     group: pl.DataFrame,
     metrics: list[str],
     *,
+    means: dict[tuple[int, str], float | None],
     user: str,
     own: list[Any],
     comparisons: list[tuple[Any, Any]],
@@ -644,11 +665,9 @@ def _group_rows(
         matrix[user_index, system_index] = values
         own_rows = []
         for name in own:
-            column = matrix[:, index[name]]
-            summary = _stats.summarize(
-                column[~np.isnan(column)], options.ci, method=options.ci_method,
-                n_resamples=options.n_resamples, rng=rng,
-            )  # fmt: skip
+            summary = _own_summary(
+                matrix, index[name], metric, means=means, options=options, rng=rng
+            )
             own_rows.append(_row(keys, name, None, metric, summary, pairs=pairs))
         comparison_rows = []
         diffs = []
@@ -656,10 +675,10 @@ def _group_rows(
             a, b = matrix[:, index[name]], matrix[:, index[other]]
             paired = ~np.isnan(a) & ~np.isnan(b)
             d = a[paired] - b[paired]
-            summary = _stats.summarize(
-                a[paired], options.ci, method=options.ci_method,
-                n_resamples=options.n_resamples, rng=rng,
-            )  # fmt: skip
+            # the system's own mean (evaluate's number); the difference is over the pairs
+            summary = _own_summary(
+                matrix, index[name], metric, means=means, options=options, rng=rng
+            )
             row = _row(keys, name, other, metric, summary, pairs=pairs)
             row.update(_difference(d, options, rng))
             comparison_rows.append(row)
@@ -683,6 +702,26 @@ def _group_rows(
         rows.extend(own_rows)
         rows.extend(comparison_rows)
     return rows
+
+
+def _own_summary(
+    matrix: _stats.FloatArray,
+    column: int,
+    metric: str,
+    *,
+    means: dict[tuple[int, str], float | None],
+    options: _Options,
+    rng: np.random.Generator,
+) -> _stats.Summary:
+    """A system's own users: their number, their exact mean (as evaluate's) and its interval."""
+    values = matrix[:, column]
+    summary = _stats.summarize(
+        values[~np.isnan(values)], options.ci, method=options.ci_method,
+        n_resamples=options.n_resamples, rng=rng,
+    )  # fmt: skip
+    if summary.mean is None:
+        return summary
+    return dataclasses.replace(summary, mean=means[column, metric])
 
 
 def _row(
@@ -709,7 +748,15 @@ def _row(
     )
     row.update(
         dict.fromkeys(
-            ("diff", "diff_ci_low", "diff_ci_high", "effect_size", "p_value", "p_adjusted")
+            (
+                "n_paired",
+                "diff",
+                "diff_ci_low",
+                "diff_ci_high",
+                "effect_size",
+                "p_value",
+                "p_adjusted",
+            )
         )
     )
     row["significant"] = None
@@ -725,6 +772,7 @@ def _difference(d: Any, options: _Options, rng: np.random.Generator) -> dict[str
     if options.test != "randomization":
         p_value = _stats.paired_p_value(d, options.test)
     return {
+        "n_paired": int(d.size),
         "diff": summary.mean,
         "diff_ci_low": summary.low,
         "diff_ci_high": summary.high,

@@ -51,6 +51,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
 
 from polars_rankmetrics import ranking as r
 from polars_rankmetrics._measures import beyond_accuracy as ba
+from polars_rankmetrics._measures import lookup
 from polars_rankmetrics.conventions import (
     CONVENTION_KEYWORDS,
     Conventions,
@@ -133,6 +134,7 @@ class _Plan:
     """Everything a bucket needs; pickled to the workers with the kernel."""
 
     metrics: tuple[str, ...]
+    renames: dict[str, str]
     options: dict[str, Any]
     conventions: Conventions
     by: tuple[str, ...]
@@ -385,8 +387,10 @@ def evaluate(
         dry, by_list, parts, per_user=per_user, lists=lists, item_type=recs.schema[item].dataType
     )
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+    bucket_metrics, renames = _truth_wide_metrics(specs, truth_in, relevance)
     plan = _Plan(
-        metrics=tuple(metric_list),
+        metrics=bucket_metrics,
+        renames=renames,
         options=options,
         conventions=conv,
         by=tuple(by_list),
@@ -819,7 +823,58 @@ def _per_user_parts(
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
     inputs: dict[str, Any] = {"interactions": history, "items": catalog, "category": plan.category}
     with _marked_errors():
-        return compute(recs, truth, list(plan.metrics), **options, **inputs)
+        result = compute(recs, truth, list(plan.metrics), **options, **inputs)
+    if not plan.renames:
+        return result
+    # back to the labels asked for: "err(max_grade=3.0)@10" and its parts -> "err@10"
+    return result.rename(
+        {
+            name: plan.renames[name.split("|")[0]] + name[len(name.split("|")[0]) :]
+            for name in result.columns
+            if name.split("|")[0] in plan.renames
+        }
+    )
+
+
+def _truth_wide_metrics(
+    specs: Sequence[MetricSpec], truth: DataFrame | None, relevance: str | None
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Each metric as a bucket computes it, and the labels to rename its columns back to.
+
+    A bucket sees only its users' truth, so a parameter the data decides from
+    the whole truth (:attr:`Param.from_truth`: the largest grade, ERR's
+    ``max_grade``) is computed here once, over all of it, and written into
+    the bucket's metric string; the other metrics go as they are.
+    """
+    labels = tuple(spec.label for spec in specs)
+    decided = {
+        spec.label: [
+            param.name
+            for param in lookup(spec.name).params
+            if param.from_truth == "max_grade" and dict(spec.params).get(param.name) is None
+        ]
+        for spec in specs
+    }
+    if truth is None or relevance is None or not any(decided.values()):
+        # binary truth: every bucket's largest grade is 1, as the whole truth's
+        return labels, {}
+    grade = F.col(relevance).cast("double")
+    largest = truth.filter(grade > 0).agg(F.max(grade)).first()
+    if largest is None or largest[0] is None:
+        return labels, {}
+    metrics, renames = [], {}
+    for spec in specs:
+        if not decided[spec.label]:
+            metrics.append(spec.label)
+            continue
+        params = {**dict(spec.params), **dict.fromkeys(decided[spec.label], float(largest[0]))}
+        written = ",".join(
+            f"{name}={value!r}" for name, value in params.items() if value is not None
+        )
+        metric = f"{spec.name}({written})" + ("" if spec.k is None else f"@{spec.k}")
+        metrics.append(metric)
+        renames[metric] = spec.label
+    return tuple(metrics), renames
 
 
 def _key(column: str, dtype: pl.DataType) -> pl.Expr:

@@ -344,16 +344,18 @@ def test_spark_gives_the_same_number(spark: Any, conv_name: str) -> None:
 
     def run(labels: list[str], conv: Mapping[str, Any]) -> pl.DataFrame:
         result = prs.evaluate(
-            spark.createDataFrame(RECS.to_pandas()),
-            spark.createDataFrame(TRUTH.to_pandas()),
+            spark.createDataFrame(RECS.to_arrow()),
+            spark.createDataFrame(TRUTH.to_arrow()),
             labels,
             by="model",
-            interactions=spark.createDataFrame(INTERACTIONS.to_pandas()),
+            interactions=spark.createDataFrame(INTERACTIONS.to_arrow()),
             items=ITEMS,
             category="genre",
             **ROLES,
             **conv,
         )
-        return pl.from_pandas(result.toPandas())
+        frame = pl.from_arrow(result.toArrow())
+        assert isinstance(frame, pl.DataFrame)
+        return frame
 
     check_surface(run, lambda _: False, conv_name)

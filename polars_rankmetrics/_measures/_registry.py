@@ -157,7 +157,11 @@ class Param:
 
     ``check`` receives the parsed number and returns it (normalised) or raises
     ``ValueError`` naming the parameter. ``default=None`` means the value is
-    decided by the data (e.g. the largest grade) and ``None`` reaches the measure.
+    decided by the data and ``None`` reaches the measure; ``from_truth`` then
+    names the statistic of the whole truth that decides it (``"max_grade"``:
+    the largest positive grade), so that a plan that sees only part of the
+    truth at a time (a Spark bucket) computes it once over all of it and
+    passes it in as the parameter's value.
     """
 
     name: str
@@ -165,6 +169,7 @@ class Param:
     default: float | None
     doc: str
     check: Callable[[float], float] | None = None
+    from_truth: Literal["max_grade"] | None = None
 
 
 @dataclass(frozen=True)

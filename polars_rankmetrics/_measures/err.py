@@ -77,6 +77,7 @@ ERR = register(
                 None,
                 "g_max of R(g) = (2^g - 1) / 2^g_max; default: the truth's largest grade",
                 check=_check_max_grade,
+                from_truth="max_grade",
             ),
         ),
         inputs=frozenset({"hits", "grades", "max_grade"}),

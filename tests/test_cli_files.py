@@ -225,13 +225,14 @@ def _score(tmp: Path, recs: pl.DataFrame, truth: pl.DataFrame, recs_ext: str, tr
 )
 @pytest.mark.parametrize("formats", [(".parquet", ".csv"), (".csv", ".parquet"),
                                      (".parquet", ".parquet"), (".csv", ".csv")])  # fmt: skip
-def test_ids_are_compared_by_one_rule_whatever_the_format(
+def test_ids_are_numbers_where_every_file_has_numbers_else_text(
     recs_user: pl.Series,
     formats: tuple[str, str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # item ids 10 / 9 / 100 sort differently as text and as numbers: ties follow the text
+    # item ids 10 / 9 / 100 sort differently as text and as numbers: ties follow the
+    # numbers when both files hold integer items (Parquet), else the text
     recs = pl.DataFrame({
         "user": recs_user, "item": [10, 9, 100, 5, 6], "score": [1.0, 1.0, 1.0, 0.5, 0.4]
     })  # fmt: skip
@@ -242,9 +243,11 @@ def test_ids_are_compared_by_one_rule_whatever_the_format(
         assert "share few ids: 0 of 2 user id(s)" in err
         assert "'1.0' only in" in err
         return
-    # as text, item_desc ties: "9" > "100" > "10", so 9 is first for user 1
+    # as text, item_desc ties: "9" > "100" > "10", so 9 is first for user 1; as numbers
+    # 100 > 10 > 9, so 9 is third
+    first = 0.5 if formats == (".parquet", ".parquet") else 1.0
     assert got == [
-        {"user": "1", "ndcg@3": 1.0},
+        {"user": "1", "ndcg@3": first},
         {"user": "2", "ndcg@3": pytest.approx(1 / __import__("math").log2(3))},
     ]
     assert "warning" not in err
@@ -298,18 +301,31 @@ def test_trec_warns_when_run_and_qrels_share_no_query(
     assert "no query in common with the qrels" in err
 
 
-def test_parquet_and_csv_give_the_same_table(
+def test_parquet_and_csv_give_the_same_table_for_the_same_ids(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # the same ids give the same numbers whatever the format: text ids in Parquet are the
+    # CSV's text ids; integer ids in Parquet tie-break by value, as evaluate() does
     sample = prm.sample_data(n_users=60, n_items=40)
-    recs, truth = sample.recs, sample.truth
+    recs = sample.recs.drop("model").filter(pl.col("user") >= 0).unique(["user", "item"])
+    truth = sample.truth
+    text = {name: pl.col(name).cast(pl.String) for name in ("user", "item")}
     tables = []
     for recs_ext, truth_ext in ((".parquet", ".parquet"), (".csv", ".parquet"), (".csv", ".csv")):
-        got, _ = _score(tmp_path, recs.drop("model").filter(pl.col("user") >= 0).unique(
-            ["user", "item"]), truth, recs_ext, truth_ext, capsys, "--score", "score")  # fmt: skip
+        got, _ = _score(tmp_path, recs.with_columns(**text), truth.with_columns(**text),
+                        recs_ext, truth_ext, capsys, "--score", "score")  # fmt: skip
         tables.append(pl.DataFrame(got))
     assert_frame_equal(tables[0], tables[1])
     assert_frame_equal(tables[0], tables[2])
+    expected = prm.evaluate(recs.with_columns(**text), truth.with_columns(**text), "ndcg@3",
+                            score="score", per_user=True).sort("user")  # fmt: skip
+    assert_frame_equal(tables[0], expected)
+    got, _ = _score(tmp_path, recs, truth, ".parquet", ".parquet", capsys, "--score", "score")
+    expected = prm.evaluate(recs, truth, "ndcg@3", score="score", per_user=True)
+    assert_frame_equal(
+        pl.DataFrame(got),
+        expected.with_columns(text["user"]).sort("user"),
+    )
 
 
 def test_per_user_and_means_come_from_one_pass(tmp_path: Path) -> None:

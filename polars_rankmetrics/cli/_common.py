@@ -2,7 +2,10 @@
 
 * :class:`CliError`: a refusal printed as one line (exit status 2).
 * :func:`check_input`, :func:`read_frame`: open a Parquet/CSV/TSV/JSON file with
-  the file's name in every error, ids read by :func:`ids_as_text`'s one rule.
+  the file's name in every error.
+* :func:`read_inputs`, :func:`unify_ids`: the recommendations, truth and side
+  files of ``evaluate`` and ``compare``, each id column of one dtype: numbers
+  where every file gives numbers, else text (:func:`ids_as_text`).
 * :func:`check_output`, :func:`write_frame`: never write over an input, a
   directory or an unknown format; the format follows the extension.
 * :func:`show`: a result on stdout as a table, CSV, TSV, JSON or NDJSON.
@@ -20,19 +23,20 @@ import os
 import re
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
 from polars_rankmetrics._id_overlap import key_overlap
-from polars_rankmetrics._validation import shorten
+from polars_rankmetrics._validation import integer_holder, shorten
 
 __all__ = [
     "DISPLAY_FORMATS",
     "OUTPUT_FORMATS",
     "CliError",
+    "Inputs",
     "Parser",
     "add_api_options",
     "api_options",
@@ -43,8 +47,9 @@ __all__ = [
     "one_line",
     "progress",
     "read_frame",
-    "read_recs_and_truth",
+    "read_inputs",
     "show",
+    "unify_ids",
     "warn",
     "warn_if_few_ids_match",
     "write_frame",
@@ -222,7 +227,7 @@ def _whole_numbers(frame: pl.DataFrame, columns: Sequence[str], path: str) -> pl
 
 
 def ids_as_text(frame: pl.DataFrame, columns: Sequence[str], *, name: str) -> pl.DataFrame:
-    """Turn id columns into text by the one rule for every file format.
+    """Turn id columns into text: the text rule of :func:`unify_ids`.
 
     * text (CSV, TSV, string columns of any file): as written, so ``00123``
       stays ``00123`` and is not ``123``;
@@ -230,29 +235,82 @@ def ids_as_text(frame: pl.DataFrame, columns: Sequence[str], *, name: str) -> pl
     * floats whose values are all whole numbers (an integer column that went
       through a float, ``1.0``): as integers (``1``); other floats are refused,
       since a rounded float is no id;
-    * categoricals and enums: their text.
+    * categoricals, enums and any other dtype: their text.
     """
     changes = []
     for column in columns:
-        if column not in frame.columns:
+        if column not in frame.columns or frame.schema[column] == pl.String:
             continue
-        dtype = frame.schema[column]
-        if dtype == pl.String:
-            continue
-        if dtype.is_float():
-            values = frame[column].drop_nulls()
-            whole = values.is_finite() & (values == values.floor())
-            if not whole.all():
-                example = values.filter(~whole)[0]
-                raise CliError(
-                    f"{name}: id column {column!r} holds fractional numbers "
-                    f"({(~whole).sum()} value(s), e.g. {example}); ids must be whole "
-                    "numbers or text"
-                )
-            changes.append(pl.col(column).cast(pl.Int64).cast(pl.String))
-        else:
-            changes.append(pl.col(column).cast(pl.String))
+        if frame.schema[column].is_float():
+            frame = _whole_floats_as_integers(frame, column, name=name)
+        changes.append(pl.col(column).cast(pl.String))
     return frame.with_columns(changes) if changes else frame
+
+
+def _whole_floats_as_integers(frame: pl.DataFrame, column: str, *, name: str) -> pl.DataFrame:
+    """A float id column as Int64: its values must be whole numbers (``1.0`` is ``1``)."""
+    values = frame[column].drop_nulls()
+    whole = values.is_finite() & (values == values.floor())
+    in_range = values.abs() < 2.0**63
+    for bad, what in ((~whole, "fractional numbers"), (whole & ~in_range, "numbers beyond Int64")):
+        if bad.any():
+            raise CliError(
+                f"{name}: id column {column!r} holds {what} ({bad.sum()} value(s), e.g. "
+                f"{values.filter(bad)[0]}); ids must be whole numbers or text"
+            )
+    return frame.with_columns(pl.col(column).cast(pl.Int64))
+
+
+def _common_integer(dtypes: Sequence[pl.DataType]) -> pl.DataType | None:
+    """The integer dtype holding every value of ``dtypes`` exactly, or ``None`` (text rule)."""
+    if not all(dtype.is_integer() for dtype in dtypes):
+        return None
+    target = dtypes[0]
+    for dtype in dtypes[1:]:
+        # the API's own rule: the wider of one signedness, a signed type wide enough for
+        # an unsigned one (UInt64 with Int64: Int128); String where none is (UInt128)
+        target = integer_holder(target, dtype)
+    return None if target == pl.String else target
+
+
+def unify_ids(
+    files: Mapping[str, tuple[str, pl.DataFrame]], columns: Sequence[str]
+) -> dict[str, pl.DataFrame]:
+    """Give each id column one dtype in every file that has it: numbers or text.
+
+    ``files`` maps a role (``"recs"``, ``"truth"``...) to the file's name (for
+    messages) and its frame; the frames come back under the same roles. A
+    column held by two or more files is compared
+
+    * **as numbers** when every file gives it as numbers: integers (a float
+      column of whole numbers counts as Int64, ``1.0`` is ``1``), cast to the
+      one integer dtype that holds them all exactly (Int32 and Int64: Int64;
+      UInt64 and Int64: Int128). Equal scores then break on the ids' values,
+      exactly as :func:`polars_rankmetrics.evaluate` does on the same frames;
+    * **as text** (:func:`ids_as_text`) in every file otherwise: a text file
+      (CSV/TSV ids are read as written, ``00123``), a string, categorical or
+      other column, numbers in one file and text in another, or integers no
+      integer dtype holds together (UInt128 with a signed type). Equal scores
+      then break on the text (``"9"`` above ``"10"`` under the default
+      ``item_desc`` rule).
+
+    A column only one file has is left as it is (a label such as a model name).
+    """
+    frames = {role: frame for role, (_, frame) in files.items()}
+    for column in columns:
+        holders = [role for role, frame in frames.items() if column in frame.columns]
+        if len(holders) < 2:
+            continue
+        for role in holders:
+            if frames[role].schema[column].is_float():
+                frames[role] = _whole_floats_as_integers(frames[role], column, name=files[role][0])
+        target = _common_integer([frames[role].schema[column] for role in holders])
+        for role in holders:
+            if target is None:
+                frames[role] = ids_as_text(frames[role], [column], name=files[role][0])
+            elif frames[role].schema[column] != target:
+                frames[role] = frames[role].with_columns(pl.col(column).cast(target))
+    return frames
 
 
 def warn_if_few_ids_match(
@@ -270,54 +328,46 @@ def warn_if_few_ids_match(
         warn(command, found.message)
 
 
-@typing.overload
-def read_recs_and_truth(
-    args: argparse.Namespace, command: str, recs_path: str, truth_path: str
-) -> tuple[pl.DataFrame, pl.DataFrame]: ...
+class Inputs(NamedTuple):
+    """The files a command evaluates, each id column of one dtype (:func:`unify_ids`)."""
+
+    recs: pl.DataFrame
+    truth: pl.DataFrame | None
+    interactions: pl.DataFrame | None
+    items: pl.DataFrame | None
 
 
-@typing.overload
-def read_recs_and_truth(
+def read_inputs(
     args: argparse.Namespace, command: str, recs_path: str, truth_path: str | None
-) -> tuple[pl.DataFrame, pl.DataFrame | None]: ...
+) -> Inputs:
+    """Read the recommendations, the truth and the side files by the one id rule.
 
-
-def read_recs_and_truth(
-    args: argparse.Namespace, command: str, recs_path: str, truth_path: str | None
-) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """Read the recommendations and the truth by the one id rule of every command.
-
-    ``args`` holds the roles (``user``, ``item``, ``by``, ``rank``, ``score``).
-    The key columns both files have are ids, read as text (:func:`ids_as_text`);
-    ``by`` columns only in the recommendations (models) are labels and keep
-    their type; the rank column, unless ``--score`` derives the ranks, is read
-    as whole numbers. Warns when the files share (almost) no ids.
+    ``args`` holds the roles (``user``, ``item``, ``by``, ``rank``, ``score``)
+    and the side files (``interactions``, ``items``; ``None`` when not given).
+    The key columns are ids of one dtype in every file that has them
+    (:func:`unify_ids`: numbers where every such file gives numbers, else
+    text); ``by`` columns only in the recommendations (models) are labels and
+    keep their type; the rank column, unless ``--score`` derives the ranks, is
+    read as whole numbers. Warns when the recommendations and the truth share
+    (almost) no ids.
     """
     keys = [args.user, args.item, *args.by]
     ranks = [args.rank] if args.score is None else []
     progress(args, command, f"reading {recs_path}")
-    recs = read_frame(recs_path, text_columns=keys, integer_columns=ranks)
-    if truth_path is None:
-        return recs, None
-    progress(args, command, f"reading {truth_path}")
-    truth = read_frame(truth_path, text_columns=keys)
-    shared = [key for key in keys if key in recs.columns and key in truth.columns]
-    recs = ids_as_text(recs, shared, name=recs_path)
-    truth = ids_as_text(truth, shared, name=truth_path)
-    ids = [key for key in (args.user, args.item) if key in shared]
-    warn_if_few_ids_match(command, recs, truth, ids, left_name=recs_path, right_name=truth_path)
-    return recs, truth
-
-
-def read_side_input(
-    args: argparse.Namespace, command: str, path: str | None, columns: list[str]
-) -> pl.DataFrame | None:
-    """An interactions or catalog file, its ids read by the same rule as the recs'."""
-    if path is None:
-        return None
-    progress(args, command, f"reading {path}")
-    frame = read_frame(path, text_columns=columns)
-    return ids_as_text(frame, [name for name in columns if name in frame.columns], name=path)
+    files = {"recs": (recs_path, read_frame(recs_path, text_columns=keys, integer_columns=ranks))}
+    if truth_path is not None:
+        progress(args, command, f"reading {truth_path}")
+        files["truth"] = (truth_path, read_frame(truth_path, text_columns=keys))
+    for role, path in (("interactions", args.interactions), ("items", args.items)):
+        if path is not None:
+            progress(args, command, f"reading {path}")
+            files[role] = (path, read_frame(path, text_columns=keys))
+    frames = unify_ids(files, keys)
+    recs, truth = frames["recs"], frames.get("truth")
+    if truth_path is not None and truth is not None:
+        ids = [key for key in (args.user, args.item) if key in recs.columns and key in truth]
+        warn_if_few_ids_match(command, recs, truth, ids, left_name=recs_path, right_name=truth_path)
+    return Inputs(recs, truth, frames.get("interactions"), frames.get("items"))
 
 
 # ---------------------------------------------------------------- output files

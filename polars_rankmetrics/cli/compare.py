@@ -16,8 +16,9 @@ Two ways in:
 
 It prints :func:`polars_rankmetrics.report` of :func:`polars_rankmetrics.compare`
 (Markdown by default; ``--format latex``, ``html``, or the comparison frame
-itself as ``csv`` or ``json``). Files are read with the id rule of every
-command (:func:`polars_rankmetrics.cli._common.read_frame`).
+itself as ``csv`` or ``json``). Files are read with the id rule of
+``rankmetrics evaluate`` (:func:`polars_rankmetrics.cli._common.read_inputs`):
+ids are numbers where every file gives numbers, else text in every file.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from polars_rankmetrics.cli._common import (
     add_api_options,
     api_options,
     check_input,
-    ids_as_text,
-    read_recs_and_truth,
-    read_side_input,
+    read_frame,
+    read_inputs,
+    unify_ids,
 )
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
@@ -53,7 +54,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="compare systems: means with intervals, paired tests, a report",
         description="Compare several systems on the same truth: each system's mean with its "
         "interval, the paired difference from the baseline (or between every pair) with a "
-        "paired test corrected for multiple comparisons, printed as a table.",
+        "paired test corrected for multiple comparisons, printed as a table. Ids are read "
+        "as rankmetrics evaluate reads them: numbers where every file gives numbers (ties "
+        "then break by value), else text in every file (ties break by text).",
     )
     command.add_argument(
         "files",
@@ -132,6 +135,18 @@ def _trec_inputs(files: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     return stacked, qrels
 
 
+def _with_side_files(
+    args: argparse.Namespace, runs: pl.DataFrame, qrels: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
+    """The runs and the side files, ids by the one rule (TREC ids are text: so are theirs)."""
+    files = {"runs": (args.files[1], runs), "qrels": (args.files[0], qrels)}
+    for role, path in (("interactions", args.interactions), ("items", args.items)):
+        if path is not None:
+            files[role] = (path, read_frame(path, text_columns=["user", "item"]))
+    frames = unify_ids(files, ["user", "item"])
+    return frames["runs"], frames.get("interactions"), frames.get("items")
+
+
 def _check_truthless(metrics: list[str]) -> None:
     """RECS alone: every metric must describe the lists themselves (no truth to compare)."""
     wanting = [label for label in metrics if parse_metric(label).name not in MEASURES]
@@ -163,18 +178,13 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.interactions, args.items):
         if path is not None:
             check_input(path)
-    interactions = read_side_input(args, "compare", args.interactions, [args.user, args.item])
-    items = read_side_input(args, "compare", args.items, [args.item])
-    described = {"interactions": interactions, "items": items, "category": args.category}
-    recs: pl.DataFrame | pl.LazyFrame
-    truth: pl.DataFrame | pl.LazyFrame | None
     if args.trec:
-        recs, truth = _trec_inputs(args.files)
-        if interactions is not None or items is not None:
-            recs = ids_as_text(recs, ["user", "item"], name=args.files[1])
+        runs, qrels = _trec_inputs(args.files)
+        recs, interactions, items = _with_side_files(args, runs, qrels)
         result = compare(
-            recs, truth, args.metrics, system="model", relevance="rel",
-            conventions=preset, **options, **described,
+            recs, qrels, args.metrics, system="model", relevance="rel",
+            conventions=preset, **options,
+            interactions=interactions, items=items, category=args.category,
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -187,14 +197,12 @@ def run(args: argparse.Namespace) -> int:
         for path in args.files:
             check_input(path)
         truth_path = args.files[1] if len(args.files) == 2 else None
-        recs, truth = read_recs_and_truth(args, "compare", args.files[0], truth_path)
-        if interactions is not None or items is not None:
-            # the side files' ids are text: the recs' ids too (as rankmetrics evaluate does)
-            recs = ids_as_text(recs, [args.user, args.item], name=args.files[0])
+        recs, truth, interactions, items = read_inputs(args, "compare", args.files[0], truth_path)
         result = compare(
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
-            conventions=preset, **options, **described,
+            conventions=preset, **options,
+            interactions=interactions, items=items, category=args.category,
         )  # fmt: skip
     print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
     return 0

@@ -16,10 +16,8 @@ from polars_rankmetrics.cli._common import (
     add_api_options,
     api_options,
     check_output,
-    ids_as_text,
     progress,
-    read_recs_and_truth,
-    read_side_input,
+    read_inputs,
     show,
     write_frame,
 )
@@ -45,8 +43,11 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="evaluate a recommendations file against a truth file (Parquet, CSV, ...)",
         description="Evaluate long-format recommendations (user, item, rank or score) against "
         "a truth file (user, item[, rel]) and print the mean of each metric. Files: .parquet, "
-        ".csv, .tsv (optionally .gz), .json, .ndjson. Ids are compared as text: text files "
-        "as written (leading zeros kept), numbers as integers (1.0 is 1).",
+        ".csv, .tsv (optionally .gz), .json, .ndjson. Ids are compared as numbers when every "
+        "file gives them as numbers (Parquet or JSON integers; 1.0 is 1), else as text "
+        "in every file (CSV/TSV ids as written, leading zeros kept); equal scores break on "
+        "the ids the same way: by value for numbers (10 above 9 under the default --ties "
+        "item_desc), by text for text ('9' above '10').",
     )
     command.add_argument("recs", help="recommendations file")
     command.add_argument(
@@ -104,11 +105,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Read the files, evaluate, print the means and write the requested files."""
     outputs = _outputs(args)
-    recs, truth = read_recs_and_truth(args, "evaluate", args.recs, args.truth)
-    interactions = read_side_input(args, "evaluate", args.interactions, [args.user, args.item])
-    items = read_side_input(args, "evaluate", args.items, [args.item])
-    if interactions is not None or items is not None:
-        recs = ids_as_text(recs, [args.user, args.item], name=args.recs)
+    recs, truth, interactions, items = read_inputs(args, "evaluate", args.recs, args.truth)
     options: dict[str, Any] = {
         "user": args.user,
         "item": args.item,

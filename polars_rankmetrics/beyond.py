@@ -20,8 +20,8 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._measures import beyond_accuracy as ba
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -35,8 +35,6 @@ from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics import ranking as r
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
-from polars_rankmetrics._id_overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import (
     GRADE,
@@ -57,6 +55,8 @@ from polars_rankmetrics._measures._registry import (
     part_column,
 )
 from polars_rankmetrics._names import PREFIX, check_roles
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
+from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics.conventions import (
     CONVENTION_KEYWORDS,
     Conventions,

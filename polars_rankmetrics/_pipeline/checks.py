@@ -253,9 +253,9 @@ def prepare(
     """Validate both frames' schemas and return them lazy, with key dtypes unified.
 
     The key-dtype rule is :func:`polars_rankmetrics._validation.key_dtype`
-    (documented in :func:`polars_rankmetrics.ranking.relevance`'s Notes and docs/DESIGN.md); the data
-    checks read the frames as given, so that their example rows show the
-    user's values.
+    (documented in :func:`polars_rankmetrics.ranking.relevance`'s Notes and
+    docs/DESIGN.md); the data checks read the frames as given, so that their
+    example rows show the user's values.
 
     Returns the recommendations, the truth, the truth spec (``by`` columns
     present in both frames become part of the join key) and the data checks

@@ -46,7 +46,7 @@ METRICS = ["map@10", "ndcg@10", "mrr@10"]
 def bare_orderings(recs: pl.LazyFrame, k: int = K) -> dict[str, Callable[[], object]]:
     """Per-user top-k with positions by the score alone: the candidates for the denominator."""
     # the package's order-preserving Int64 of a float (on the path once main() has run)
-    from polars_rankmetrics.ranking import score_order
+    from polars_rankmetrics._pipeline.rank_cut import score_order
 
     score = pl.col("score")
     return {

@@ -10,7 +10,7 @@ from polars_rankmetrics import (
     sample,  # prm.sample.sample_data, as the docs use it
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
-from polars_rankmetrics._id_overlap import IdOverlap, IdOverlapWarning, check_overlap
+from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, check_overlap
 from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions

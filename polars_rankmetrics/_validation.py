@@ -617,7 +617,7 @@ def duplicate_check(
     frame; a hash collision of distinct keys only adds rows that the exact
     search clears. ``bad`` may be replaced by a condition on repeats of
     ``keys`` plus more columns (see
-    :func:`polars_rankmetrics.ranking.position_check`): such rows repeat
+    :func:`polars_rankmetrics._pipeline.checks.position_check`): such rows repeat
     ``keys`` too, so the search keeps them. On a lazy scan the search keeps,
     behind the streaming screen, the rows whose hash is repeated
     (``is_duplicated`` of the hash column, one pass over the same rows: a

@@ -19,9 +19,19 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics import ranking as r
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._measures import beyond_accuracy as ba
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
+from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
+from polars_rankmetrics._pipeline.inputs import (
+    Duplicates,
+    FrameT,
+    RecsSpec,
+    Ties,
+    as_list,
+    like,
+    to_lazy,
+)
+from polars_rankmetrics._pipeline.rank_cut import cut, lengths_in_rank_order, with_positions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,7 +200,7 @@ def _check_inputs_given(
 
 
 def list_metrics(
-    recs: r.FrameT,
+    recs: FrameT,
     metrics: str | Sequence[str],
     *,
     interactions: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
@@ -202,11 +212,11 @@ def list_metrics(
     score: str | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    ties: r.Ties = "item_desc",
-    duplicates: r.Duplicates = "error",
+    ties: Ties = "item_desc",
+    duplicates: Duplicates = "error",
     head_share: float = 0.2,
     alpha: float = 0.01,
-) -> r.FrameT:
+) -> FrameT:
     """Beyond-accuracy measures of the top-k lists: coverage, novelty, diversity, ...
 
     With k_u the length of u's list within positions 1..k, c_i the number of
@@ -331,23 +341,23 @@ def list_metrics(
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
     measures = [replace(m, head_share=float(head_share), alpha=float(alpha)) for m in measures]
-    spec: r.RecsSpec = r.RecsSpec(user, item, rank, score, tuple(r.as_list(by)), ties, duplicates)
-    recs_lf = r.to_lazy(recs, name="recs")
+    spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
+    recs_lf = to_lazy(recs, name="recs")
     recs_schema = recs_lf.collect_schema()
-    r.check_recs_schema(recs_schema, spec)
+    check_recs_schema(recs_schema, spec)
     in_memory = isinstance(recs, pl.DataFrame)
     checks = _recs_checks(recs_lf, recs_schema, spec, in_memory=in_memory)
     # rank and cut once, to the largest cutoff asked for
     keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
-    run_lengths = r.lengths_in_rank_order(recs, spec)
-    ranked = r.with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
+    run_lengths = lengths_in_rank_order(recs, spec)
+    ranked = with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
     cutoffs = [m.k for m in measures]
     largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
-    lists = r.cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
+    lists = cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
     if in_memory and largest is not None:
         # several sub-plans read the cut: rank and cut once (as evaluate does)
         lists = lists.cache()
-    checks += r.list_checks(lists, spec, positions=True, in_memory=in_memory)
+    checks += list_checks(lists, spec, positions=True, in_memory=in_memory)
     plan = plan_lists(
         lists,
         measures,
@@ -367,7 +377,7 @@ def list_metrics(
         result = _combine(plan, list(spec.by))
     order = [m.label for m in measures]
     result = result.select(*(spec.list_keys if per_user else spec.by), *order)
-    return r.like(recs, v.guard(result, checks))
+    return like(recs, v.guard(result, checks))
 
 
 @dataclass(frozen=True)
@@ -405,7 +415,7 @@ def plan_lists(
     """
     _check_inputs_given(measures, interactions=interactions, items=items, category=category)
     names = {m.name for m in measures}
-    spec = r.RecsSpec(user, item, rank, None, tuple(by))
+    spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()
     if names & ba.NEEDS_INTERACTIONS and interactions is not None:
@@ -446,9 +456,9 @@ def plan_lists(
     return ListPlan(users, groups, checks)
 
 
-def _history_frame(interactions: object, spec: r.RecsSpec) -> tuple[pl.LazyFrame, pl.Schema]:
+def _history_frame(interactions: object, spec: RecsSpec) -> tuple[pl.LazyFrame, pl.Schema]:
     """The interactions' key columns (shared ``by``, user, item), lazy, and their schema."""
-    history = r.to_lazy(_to_polars_input(interactions, "interactions"), name="interactions")
+    history = to_lazy(_to_polars_input(interactions, "interactions"), name="interactions")
     schema = history.collect_schema()
     v.require_columns(schema, {"user": spec.user, "item": spec.item}, frame="interactions")
     shared = [name for name in spec.by if name in schema]
@@ -460,7 +470,7 @@ def _catalog_frame(
     items: object, item: str, category: str | None
 ) -> tuple[pl.LazyFrame, pl.Schema]:
     """The catalog's item (and category) columns, lazy, and their schema."""
-    catalog = r.to_lazy(_to_polars_input(items, "items"), name="items")
+    catalog = to_lazy(_to_polars_input(items, "items"), name="items")
     schema = catalog.collect_schema()
     roles = {"item": item} if category is None else {"item": item, "category": category}
     v.require_columns(schema, roles, frame="items")
@@ -473,7 +483,7 @@ def _catalog_frame(
 
 
 def _recs_checks(
-    recs: pl.LazyFrame, schema: pl.Schema, spec: r.RecsSpec, *, in_memory: bool
+    recs: pl.LazyFrame, schema: pl.Schema, spec: RecsSpec, *, in_memory: bool
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
     key_checks = _float_key_checks(
         "recs",
@@ -482,13 +492,13 @@ def _recs_checks(
         [*spec.list_keys, spec.item],
         in_memory=in_memory,
     )
-    return [(recs, [*r.recs_checks(spec, schema, in_memory=in_memory), *key_checks])]
+    return [(recs, [*recs_checks(spec, schema, in_memory=in_memory), *key_checks])]
 
 
 def _history_checks(
     history: pl.LazyFrame,
     schema: pl.Schema,
-    spec: r.RecsSpec,
+    spec: RecsSpec,
     shared: Sequence[str],
     *,
     in_memory: bool,

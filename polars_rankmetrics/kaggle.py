@@ -41,8 +41,6 @@ from typing import Any, Literal, TypeAlias, cast, overload
 
 import polars as pl
 
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
-from polars_rankmetrics._id_overlap import WEAK_ID_SHARE, key_overlap
 from polars_rankmetrics._kaggle_csv import (
     Duplicates,
     Layout,
@@ -53,6 +51,8 @@ from polars_rankmetrics._kaggle_csv import (
     read_table,
     refuse,
 )
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
+from polars_rankmetrics._pipeline.overlap import WEAK_ID_SHARE, key_overlap
 from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain

@@ -63,6 +63,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 from polars_rankmetrics import _arrow
 from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
@@ -184,7 +185,7 @@ def positions(
     12     1    c    0.2     2
     13     2    a    0.5     1
     """
-    roles = [user, item, score, rank if score is None else None, *_ranking.as_list(by)]
+    roles = [user, item, score, rank if score is None else None, *as_list(by)]
     frame = _recs_to_polars(recs, roles)
     row = _arrow.unused_name(frame.columns, _ROW)
     result = _ranking.positions(
@@ -243,7 +244,7 @@ def relevance(
     2     1    z  <NA>  1.0         True           2           2
     3     2    y  <NA>  1.0         True           1           1
     """
-    groups = _ranking.as_list(by)
+    groups = as_list(by)
     frame = _recs_to_polars(recs, [user, item, rank, *groups])
     truth_frame, truth_sources = _truth_to_polars(truth, [user, item, relevance, *groups])
     result = _ranking.relevance(
@@ -324,7 +325,7 @@ nonpositive_scores, user_sets, conventions, interactions, items, category
     0     a  0.333333  0.50          0.4
     1     b  0.216667  0.25          0.4
     """
-    groups = _ranking.as_list(by)
+    groups = as_list(by)
     frame = _recs_to_polars(recs, [user, item, score or rank, *groups])
     truth_frame, truth_sources = (
         (None, []) if truth is None else _truth_to_polars(truth, [user, item, relevance, *groups])

@@ -49,9 +49,10 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
         "pip install 'polars_rankmetrics[spark]'"
     ) from error
 
-from polars_rankmetrics import ranking as r
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures import lookup
+from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
+from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
     CONVENTION_KEYWORDS,
     Conventions,
@@ -349,7 +350,7 @@ def evaluate(
     _refuse_group_measures(parts, specs)
     _refuse_condensed_lists(specs, conv)
 
-    by_list = r.as_list(by)
+    by_list = as_list(by)
     shared_by = tuple(name for name in by_list if truth is not None and name in truth.columns)
     recs_only_by = tuple(name for name in by_list if name not in shared_by)
     position = score if score is not None else rank
@@ -918,7 +919,7 @@ def _cut_lists(plan: _Plan, recs: pl.DataFrame, keys: pl.Schema) -> pl.DataFrame
     if lists is None:  # pragma: no cover - called only with list measures
         raise ValueError("no list measures")
     rank = _POSITION if plan.score is not None else plan.position
-    spec = r.RecsSpec(
+    spec = RecsSpec(
         plan.user,
         plan.item,
         rank,
@@ -929,7 +930,7 @@ def _cut_lists(plan: _Plan, recs: pl.DataFrame, keys: pl.Schema) -> pl.DataFrame
         plan.conventions.duplicates,
     )
     columns = list(dict.fromkeys([*plan.by, plan.user, plan.item, plan.position]))
-    cut = r.with_positions(recs.lazy().select(columns), spec, lists.largest)
+    cut = with_positions(recs.lazy().select(columns), spec, lists.largest)
     list_keys = [*plan.by, plan.user]
     item_dtype = recs.schema[plan.item]
     return cut.select(

@@ -26,6 +26,12 @@ from typing import IO, Literal
 
 import polars as pl
 
+from polars_rankmetrics._pipeline.trec_eval import (
+    TrecMeasure,
+    format_trec_eval,
+    parse_trec_measures,
+    trec_eval,
+)
 from polars_rankmetrics._textfiles import (
     LINE,
     LINENO,
@@ -39,12 +45,6 @@ from polars_rankmetrics._textfiles import (
     read_bytes,
     require_frame_columns,
     single_spaced,
-)
-from polars_rankmetrics._trec_eval import (
-    TrecMeasure,
-    format_trec_eval,
-    parse_trec_measures,
-    trec_eval,
 )
 from polars_rankmetrics.ranking import positions
 

@@ -13,6 +13,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._pipeline.inputs import TruthSpec
+from polars_rankmetrics._pipeline.truth import grade_levels
 from tests.conftest import Backend
 
 # two models over users 1 and 2; model "b" skipped user 2
@@ -418,15 +420,15 @@ def test_ideal_dcg_skips_the_ranking_window_only_when_grades_are_known() -> None
 
 
 def test_grade_levels() -> None:
-    spec = prm.ranking.TruthSpec("user", "item", "rel", None, ())
+    spec = TruthSpec("user", "item", "rel", None, ())
     truth = pl.DataFrame(GRADED_TRUTH)
-    assert prm.ranking.grade_levels(truth, spec) == (3.0, 2.0, 1.0, 0.5)
-    assert prm.ranking.grade_levels(truth.lazy(), spec) is None
-    without = prm.ranking.TruthSpec("user", "item", None, None, ())
-    assert prm.ranking.grade_levels(truth.lazy(), without) == (1.0,)
+    assert grade_levels(truth, spec) == (3.0, 2.0, 1.0, 0.5)
+    assert grade_levels(truth.lazy(), spec) is None
+    without = TruthSpec("user", "item", None, None, ())
+    assert grade_levels(truth.lazy(), without) == (1.0,)
     # grades 1..17 (and 0, -1, which add nothing)
-    assert prm.ranking.grade_levels(pl.DataFrame({"rel": list(range(-1, 18))}), spec) is None
+    assert grade_levels(pl.DataFrame({"rel": list(range(-1, 18))}), spec) is None
     sixteen = pl.DataFrame({"rel": [*range(-1, 17), 16]})
-    assert prm.ranking.grade_levels(sixteen, spec) == tuple(float(g) for g in range(16, 0, -1))
+    assert grade_levels(sixteen, spec) == tuple(float(g) for g in range(16, 0, -1))
     for odd in (float("nan"), float("inf")):
-        assert prm.ranking.grade_levels(pl.DataFrame({"rel": [1.0, odd]}), spec) is None
+        assert grade_levels(pl.DataFrame({"rel": [1.0, odd]}), spec) is None

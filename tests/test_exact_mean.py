@@ -1,6 +1,6 @@
 """Means over users that do not depend on the order the users come in.
 
-``_exact_mean`` sums in fixed point (Int128: ``fixed_point`` scales and rounds
+``_pipeline.aggregate`` sums in fixed point (Int128: ``fixed_point`` scales and rounds
 over the whole frame, ``exact_mean`` sums), so the mean of the same values is
 the same to the last bit in any order; it is held to ``math.fsum`` (the
 correctly rounded sum) and to ``mean()``'s handling of nulls, NaN,
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 
 VALUES = st.lists(
     st.one_of(

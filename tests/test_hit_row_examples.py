@@ -3,10 +3,10 @@
 With given ranks, repeated relevant items and two relevant items at one
 position are searched on the hit rows, a join's output in no fixed order; the
 example shown is the offending row that comes first in the recommendations'
-cut (``ranking.hit_checks``). With ranks from scores, the top k of a ranking
+cut (``_pipeline.checks.hit_checks``). With ranks from scores, the top k of a ranking
 comes in no fixed order either: a repeated item's example is the offending
 row of the first list by key at its best position, in every layout of the
-rows (``ranking.list_checks(by_position=True)``).
+rows (``_pipeline.checks.list_checks(by_position=True)``).
 """
 
 from __future__ import annotations

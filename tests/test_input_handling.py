@@ -25,8 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics import _id_overlap, _validation
-from polars_rankmetrics._trec_eval import trec_eval
+from polars_rankmetrics import _validation
+from polars_rankmetrics._pipeline import overlap
+from polars_rankmetrics._pipeline.trec_eval import trec_eval
 from tests.conftest import Backend
 
 # ---------------------------------------------------------------------------
@@ -674,7 +675,7 @@ def test_overlap_screen_on_a_truth_larger_than_its_sample(matched: int, warns: b
     truth = pl.DataFrame({"user": range(n), "item": 7})
     recs_users = [*range(matched), *range(n, 2 * n - matched)]
     recs = pl.DataFrame({"user": recs_users, "item": 7, "rank": 1})
-    screen = _id_overlap.clearly_overlapping(recs.lazy(), truth.lazy(), user="user", item="item")
+    screen = overlap.clearly_overlapping(recs.lazy(), truth.lazy(), user="user", item="item")
     # 300 of 60,000 = 0.5% < 1%; 600 = 1%; the screen settles only clear cases
     assert screen is (matched == 30_000)
     with warnings.catch_warnings(record=True) as caught:

@@ -1,4 +1,4 @@
-"""The overlap diagnostic shared by the command line and the API (``_id_overlap.key_overlap``)."""
+"""The overlap diagnostic shared by the command line and the API (``_pipeline.overlap.key_overlap``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from polars_rankmetrics import cli
-from polars_rankmetrics._id_overlap import key_overlap
+from polars_rankmetrics._pipeline.overlap import key_overlap
 
 
 @pytest.mark.parametrize("lazy", [False, True])

@@ -153,12 +153,12 @@ def test_overlap_warning_with_cutoffs(matched: int, warns: bool) -> None:
 
 
 def test_hit_users_settle_the_overlap_without_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    evaluate_module = importlib.import_module("polars_rankmetrics.evaluate")
+    plan_module = importlib.import_module("polars_rankmetrics._pipeline.plan")
 
     def screen(*args: object, **kwargs: object) -> None:
         raise AssertionError("the overlap screen ran")
 
-    monkeypatch.setattr(evaluate_module, "warn_if_disjoint_frames", screen)
+    monkeypatch.setattr(plan_module, "warn_if_disjoint_frames", screen)
     truth = pl.DataFrame({"user": range(100), "item": 7})
     recs = pl.DataFrame({"user": range(100), "item": 7, "rank": 1})
     assert prm.evaluate(recs, truth, ["mrr@3"]).item() == 1.0

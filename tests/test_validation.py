@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
 from polars_rankmetrics import _validation
+from polars_rankmetrics._pipeline.checks import recs_checks
+from polars_rankmetrics._pipeline.inputs import RecsSpec
 from tests.conftest import Backend
 
 RECS = {"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]}
@@ -345,11 +347,9 @@ def test_row_checks_are_screened_only_for_frames_in_memory(position: str) -> Non
     # in memory the null counts are known and a minimum is one fast pass; on a scan the
     # rows must not wait for a screen (they stream through the counts instead)
     schema = pl.Schema({"user": pl.Int64, "item": pl.Int64, "rank": pl.Int64, "score": pl.Float64})
-    spec = prm.ranking.RecsSpec(
-        "user", "item", "rank", "score" if position == "score" else None, ()
-    )
-    screened = prm.ranking.recs_checks(spec, schema, in_memory=True)
-    streamed = prm.ranking.recs_checks(spec, schema, in_memory=False)
+    spec = RecsSpec("user", "item", "rank", "score" if position == "score" else None, ())
+    screened = recs_checks(spec, schema, in_memory=True)
+    streamed = recs_checks(spec, schema, in_memory=False)
     assert len(screened) == len(streamed) == 4
     assert all(check.screen is not None for check in screened)
     assert all(check.screen is None for check in streamed)

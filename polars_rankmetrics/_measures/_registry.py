@@ -73,7 +73,7 @@ import polars as pl
 from polars_rankmetrics._names import PREFIX
 
 if TYPE_CHECKING:
-    from polars_rankmetrics._trec_measures import Plan, Request
+    from polars_rankmetrics._pipeline.trec_plan import Plan, Request
     from polars_rankmetrics.conventions import Conventions
 
 __all__ = [
@@ -460,7 +460,7 @@ class TrecFamily:
         The cutoffs or real parameters used when none are given.
     compute
         Adds the family's per-query columns to the plan
-        (:class:`polars_rankmetrics._trec_measures.Plan`); ``None`` for ``runid``.
+        (:class:`polars_rankmetrics._pipeline.trec_plan.Plan`); ``None`` for ``runid``.
     summary
         The ``all`` value: ``"mean"`` over queries, ``"geometric_mean"`` (the
         per-query values are logs: ``exp(mean)``), ``"sum"`` (counts),

@@ -52,7 +52,7 @@ from polars_rankmetrics._measures._registry import (
     register_trec,
 )
 from polars_rankmetrics._measures.average_precision import AVERAGE_PRECISION
-from polars_rankmetrics._trec_measures import (
+from polars_rankmetrics._pipeline.trec_plan import (
     Plan,
     R,
     Request,

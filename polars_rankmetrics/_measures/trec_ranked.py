@@ -14,7 +14,7 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import TrecFamily, register_trec
-from polars_rankmetrics._trec_measures import (
+from polars_rankmetrics._pipeline.trec_plan import (
     Plan,
     R,
     Request,

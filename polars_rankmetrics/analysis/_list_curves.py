@@ -37,9 +37,9 @@ from typing import Any, cast
 import polars as pl
 
 from polars_rankmetrics import beyond as _beyond
-from polars_rankmetrics import ranking as r
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures.beyond_accuracy import GROUP_MEASURES, USER_MEASURES
+from polars_rankmetrics._pipeline.inputs import RecsSpec
 
 __all__ = ["GROUP_MEASURES", "USER_MEASURES", "ListCurve", "list_curves"]
 
@@ -90,7 +90,7 @@ def list_curves(
     group and k) are collected once for every curve.
     ``evaluate`` has already checked every input.
     """
-    spec = r.RecsSpec(user, item, POS, None, tuple(by))
+    spec = RecsSpec(user, item, POS, None, tuple(by))
     names = {curve.name for curve in curves}
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: list[str] = []

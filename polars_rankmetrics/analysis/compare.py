@@ -20,8 +20,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import polars as pl
 
-from polars_rankmetrics._exact_mean import exact_mean, fixed_point
 from polars_rankmetrics._measures import lookup
+from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
 from polars_rankmetrics.conventions import (

@@ -29,6 +29,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics.analysis._list_curves import (
     GROUP_MEASURES,
     POS,
@@ -46,14 +48,7 @@ from polars_rankmetrics.conventions import resolve as resolve_conventions
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
-from polars_rankmetrics.ranking import (
-    Duplicates,
-    RecsSpec,
-    Ties,
-    lengths_in_rank_order,
-    positions,
-    with_positions,
-)
+from polars_rankmetrics.ranking import Duplicates, Ties, positions
 
 __all__ = ["CURVE_METRICS", "curves"]
 

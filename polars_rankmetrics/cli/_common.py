@@ -12,7 +12,7 @@
 * :func:`cli_words`: advice written for the Python API (``duplicates='first'``)
   rewritten in the command's own words (``--duplicates first``).
 * :func:`warn_if_few_ids_match`: the overlap warning of
-  :mod:`polars_rankmetrics._id_overlap`, on stderr.
+  :mod:`polars_rankmetrics._pipeline.overlap`, on stderr.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
-from polars_rankmetrics._id_overlap import key_overlap
+from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
 
 __all__ = [

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from polars_rankmetrics._pipeline.aggregate import per_user_values
 from polars_rankmetrics.cli._common import (
     DISPLAY_FORMATS,
     add_api_options,
@@ -22,13 +23,7 @@ from polars_rankmetrics.cli._common import (
     write_frame,
 )
 from polars_rankmetrics.conventions import CONVENTION_KEYWORDS
-from polars_rankmetrics.evaluate import (
-    aggregate,
-    evaluate,
-    parse_metrics,
-    per_user_parts,
-    per_user_values,
-)
+from polars_rankmetrics.evaluate import aggregate, evaluate, parse_metrics, per_user_parts
 
 __all__ = ["CONVENTIONS", "add", "run"]
 

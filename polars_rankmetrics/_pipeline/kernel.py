@@ -1,0 +1,152 @@
+"""Per-user partial sums: one ``group_by(by..., user).agg`` per table the measures read.
+
+The truth statistics per user (:mod:`polars_rankmetrics._pipeline.truth`)
+joined with what each requested measure declares it reads of the hits, the
+judged rows, the lists or the judgements, and filled where a user has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import polars as pl
+
+from polars_rankmetrics._measures._registry import GRADE, MAX_GRADE, N_RELEVANT
+from polars_rankmetrics._pipeline.hits import (
+    binary_hit_columns,
+    hits_table,
+    judged_table,
+    judgements_table,
+    list_order,
+)
+from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
+from polars_rankmetrics._pipeline.population import expand_over_groups
+from polars_rankmetrics._pipeline.truth import truth_statistics
+from polars_rankmetrics.conventions import Conventions
+
+
+def partial_tables(
+    hits: pl.LazyFrame,
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    truth_stats: pl.LazyFrame,
+    *,
+    spec: RecsSpec,
+    truth_spec: TruthSpec,
+    inputs: Collection[str],
+) -> list[tuple[pl.LazyFrame, str]]:
+    """Each table the requested measures read, with the ``Measure`` field of its partials.
+
+    The hits table always; the others only when a requested measure declares them.
+    """
+    tables = [(hits, "hit_partials")]
+    if "judged" in inputs:
+        tables.append((judged_table(ranked, truth, spec, truth_spec), "judged_partials"))
+    if "list" in inputs:
+        tables.append((ranked, "list_partials"))
+    if "judgements" in inputs:
+        user_keys = [*truth_spec.shared_by, spec.user]
+        judgements = judgements_table(
+            ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, user_keys=user_keys
+        )
+        tables.append((judgements, "judgement_partials"))
+    return tables
+
+
+def per_user_partials(
+    recs: pl.LazyFrame,
+    ranked: pl.LazyFrame,
+    truth: pl.LazyFrame,
+    *,
+    spec: RecsSpec,
+    truth_spec: TruthSpec,
+    requests: Sequence[Request],
+    conv: Conventions,
+    grade_levels: tuple[float, ...] | None,
+    truth_rows: int | None,
+    hit_row: str | None = None,
+    hold: bool = False,
+    join_key: tuple[pl.Expr, pl.Expr] | None = None,
+    cut: int | None = None,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Per-user partial sums: truth statistics joined with hit statistics.
+
+    Returns the per-user frame (one row per evaluated user and ``by`` group,
+    with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
+    and the hits table. ``grade_levels``, ``truth_rows``: as in
+    :func:`polars_rankmetrics._pipeline.truth.truth_statistics`.
+    ``hit_row``: give each hit row the index of its row in the cut, in this column.
+    ``hold``: the hits table is computed once (cached): the main plan and the hit-row
+    checks both read it (a few percent of the cut, also for a lazy scan).
+    ``join_key``: the truth's and the recs' packed join key
+    (:func:`polars_rankmetrics._pipeline.hits.packed_key`).
+    ``cut``: the cut's largest position (``None``: the whole lists).
+    """
+    user_keys = [*truth_spec.shared_by, spec.user]
+    inputs = {name for request in requests for name in request.measure.inputs}
+    relevant_truth, truth_stats = truth_statistics(
+        truth,
+        truth_spec,
+        requests=requests,
+        conv=conv,
+        grade_levels=grade_levels,
+        truth_rows=truth_rows,
+    )
+    labeled = relevant_truth
+    if "max_grade" in inputs:
+        # one scalar over the whole truth, set beside each of its rows
+        labeled = labeled.with_columns(pl.col(GRADE).max().alias(MAX_GRADE))
+    binary = binary_hit_columns(truth_spec, inputs)
+    hits = hits_table(
+        ranked if hit_row is None else ranked.with_row_index(hit_row),
+        # binary: the keys of every truth row, read from the truth itself (a plan shared
+        # with the labeling would be held in a cache: a copy of every truth row)
+        labeled if binary is None else truth,
+        spec,
+        truth_spec,
+        hit_index="hit_index" in inputs,
+        tie_groups=conv.ties == "average",
+        first_on_hits=hit_row is not None and spec.duplicates == "first",
+        join_key=join_key,
+        binary=binary,
+        order=list_order(ranked, spec, cut),
+    )
+    if hold:
+        # the main plan and the checks on the hit rows both read the hits: join once
+        # (the optimiser does not share it by itself; a few percent of the cut's rows)
+        hits = hits.cache()
+    if "n_relevant_on_hits" in inputs:
+        hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+    recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
+    per_user = expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    tables = partial_tables(
+        hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
+    )
+    return _join_partials(per_user, tables, requests, spec), hits
+
+
+def _join_partials(
+    per_user: pl.LazyFrame,
+    tables: Sequence[tuple[pl.LazyFrame, str]],
+    requests: Sequence[Request],
+    spec: RecsSpec,
+) -> pl.LazyFrame:
+    """Each table's partials per list, joined with the per-user frame and filled."""
+    for table, kind in tables:
+        partials = {
+            partial.name: partial
+            for request in requests
+            for partial in getattr(request.measure, kind)(request.ctx)
+        }
+        if not partials:
+            continue
+        stats = table.group_by(spec.list_keys).agg(
+            partial.expr.alias(name) for name, partial in partials.items()
+        )
+        fills = [
+            pl.col(name).fill_null(partial.fill)
+            for name, partial in partials.items()
+            if partial.fill is not None
+        ]
+        per_user = per_user.join(stats, on=spec.list_keys, how="left").with_columns(fills)
+    return per_user

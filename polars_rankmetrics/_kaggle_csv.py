@@ -135,11 +135,11 @@ def refuse_other_encodings(name: str, head: bytes) -> None:
         return
     encoding = next((e for bom, e in _WIDE_ENCODINGS if head.startswith(bom)), None)
     if encoding is None:
-        pairs = len(head) // 2
-        nul_odd, nul_even = head[1::2].count(0), head[0::2].count(0)
-        if head[: 4 * (len(head) // 4)][2::4].count(0) >= pairs // 2 > 0:
+        # ASCII text: UTF-16 has a NUL in every other byte, UTF-32 in three of every four
+        quads = head[: len(head) // 4 * 4]
+        if _mostly_nul(quads[1::4]) and _mostly_nul(quads[2::4]):
             encoding = "UTF-32"
-        elif max(nul_odd, nul_even) >= pairs // 2 > 0:
+        elif _mostly_nul(head[0::2]) or _mostly_nul(head[1::2]):
             encoding = "UTF-16"
     if encoding is None:
         lineno = head.count(b"\n", 0, head.index(b"\x00")) + 1
@@ -147,6 +147,10 @@ def refuse_other_encodings(name: str, head: bytes) -> None:
             f"{name}, line {lineno}: holds NUL bytes, which no CSV text has: save it as UTF-8 text"
         )
     raise ValueError(f"{name} is {encoding} encoded: save it as UTF-8")
+
+
+def _mostly_nul(data: bytes) -> bool:
+    return bool(data) and data.count(0) >= len(data) / 2
 
 
 def _file_head(source: object) -> bytes:

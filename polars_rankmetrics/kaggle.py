@@ -25,9 +25,15 @@ competition's published rule for which users are averaged:
 * ``airbnb``: NDCG@5, gain 2^rel - 1 (the booked country has rel 1), over
   every user of the solution.
 
+Every preset reads a wide or a long solution (H&M's ``customer_id,article_id``
+built from the transactions); ``user=`` and ``item=`` name other columns.
+
 A prediction repeated within one id keeps its first position and the later
 copy still uses up its slot (``duplicates="first"``; Kaggle's ``apk`` and
-OTTO's evaluator both behave so); ``duplicates="error"`` refuses it.
+OTTO's evaluator both behave so), and a warning says how many ids repeat one;
+``duplicates="error"`` refuses it. Every warning is one line per cause, in
+the files' own names (:class:`SubmissionWarning`). A file with a header but
+no rows and a UTF-16 or UTF-32 file are refused.
 """
 
 from __future__ import annotations
@@ -84,7 +90,12 @@ Submission: TypeAlias = "FileSource | pl.DataFrame | pl.LazyFrame | Any"
 
 
 class SubmissionWarning(UserWarning):
-    """Ids in one file that the other lacks (scored as the preset's rules say)."""
+    """Something in the files that lowers the score: one warning per cause.
+
+    Ids in one file that the other lacks, files that share (almost) no ids or
+    items (leading zeros lost), item lists separated by commas, repeated
+    predictions; each scored as the preset's rules say.
+    """
 
 
 @dataclass(frozen=True)
@@ -249,7 +260,8 @@ def read_submission(
     ValueError
         Naming the file, the line number and the line: a missing column, a
         line with the wrong number of fields, an empty id, an id listed twice
-        in the wide layout.
+        in the wide layout. Naming the file: a header without rows, a UTF-16
+        or UTF-32 file (save it as UTF-8).
 
     Examples
     --------

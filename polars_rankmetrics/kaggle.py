@@ -481,8 +481,8 @@ def _check_items(
     zeros = found.n_matched_without_leading_zeros > found.n_matched
     if overlap.poor and (zeros or min(found.n_left, found.n_right) >= MIN_IDS):
         message = f"{_sentence(overlap.message)} (Almost) no predicted item is in the solution"
-        warnings.warn(message.replace(" id(s) of ", " item(s) of ", 1), SubmissionWarning,
-                      stacklevel=5)  # fmt: skip
+        message = message.replace(" id(s) of ", " item(s) of ", 1)
+        warnings.warn(message, SubmissionWarning, stacklevel=4)
 
 
 def _warn_commas(side: _Side) -> None:
@@ -493,7 +493,7 @@ def _warn_commas(side: _Side) -> None:
         f"commas (e.g. line {commas.lineno}: {shorten(commas.item)}); Kaggle separates "
         "them by spaces, so each such list is read as one item that matches nothing",
         SubmissionWarning,
-        stacklevel=6,
+        stacklevel=5,
     )
 
 
@@ -511,7 +511,7 @@ def _warn_repeats(
         f"{shorten(repeats.user)}): the first copy counts at its position and each repeat "
         f"scores nothing but uses up its slot{rule}; duplicates='error' refuses them",
         SubmissionWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
 
 

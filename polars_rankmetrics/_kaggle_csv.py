@@ -33,7 +33,9 @@ from polars_rankmetrics._textfiles import (
 __all__ = [
     "Cells",
     "Duplicates",
+    "Example",
     "Layout",
+    "Names",
     "Source",
     "Table",
     "from_pandas_frame",
@@ -41,6 +43,7 @@ __all__ = [
     "read_cells",
     "read_table",
     "refuse",
+    "refuse_other_encodings",
     "table_of",
 ]
 
@@ -109,6 +112,56 @@ def _locate(name: str, data: bytes, header: str, n_fields: int) -> ValueError | 
             )  # fmt: skip
 
 
+_HEAD = 1 << 12
+"""Bytes looked at for a text encoding other than UTF-8."""
+
+_WIDE_ENCODINGS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def refuse_other_encodings(name: str, head: bytes) -> None:
+    """Refuse a file whose first bytes are UTF-16 or UTF-32 text (or hold NUL bytes).
+
+    Such a file read as UTF-8 gives a garbled header or ids full of NUL
+    characters that match nothing. Decoding it would hold the whole file
+    twice (bytes and text): saving it as UTF-8 is the user's one step.
+    """
+    if b"\x00" not in head:
+        # a CSV header is ASCII: UTF-16 and UTF-32 text always holds NUL bytes there
+        return
+    encoding = next((e for bom, e in _WIDE_ENCODINGS if head.startswith(bom)), None)
+    if encoding is None:
+        # ASCII text: UTF-16 has a NUL in every other byte, UTF-32 in three of every four
+        quads = head[: len(head) // 4 * 4]
+        if _mostly_nul(quads[1::4]) and _mostly_nul(quads[2::4]):
+            encoding = "UTF-32"
+        elif _mostly_nul(head[0::2]) or _mostly_nul(head[1::2]):
+            encoding = "UTF-16"
+    if encoding is None:
+        lineno = head.count(b"\n", 0, head.index(b"\x00")) + 1
+        raise ValueError(
+            f"{name}, line {lineno}: holds NUL bytes, which no CSV text has: save it as UTF-8 text"
+        )
+    raise ValueError(f"{name} is {encoding} encoded: save it as UTF-8")
+
+
+def _mostly_nul(data: bytes) -> bool:
+    return bool(data) and data.count(0) >= len(data) / 2
+
+
+def _file_head(source: object) -> bytes:
+    """The first bytes of a plain (not gzip) file at a path, else b"" (checked once read)."""
+    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source):
+        return b""
+    with open(source, "rb") as file:
+        head = file.read(_HEAD)
+    return b"" if head[:2] == b"\x1f\x8b" else head
+
+
 def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
     """Every field as text (null read as ""), plus LINENO; quoting as the CSV standard says.
 
@@ -120,6 +173,7 @@ def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
     data = b""
     if path is None:
         name, data = read_bytes(source)
+        refuse_other_encodings(name, data[:_HEAD])
         if not data.strip():
             raise ValueError(f"{name}: the file is empty; expected a CSV header on line 1")
     else:
@@ -186,23 +240,41 @@ def from_pandas_frame(frame: object, what: str) -> pl.DataFrame:
     )
 
 
+Names = tuple[str | None, ...] | str | None
+"""Accepted header names of a column, first match first; ``None`` (alone or last): by position."""
+
+
 def _column(
     source: Source,
     header: list[str],
-    wanted: tuple[str, ...] | str | None,
+    wanted: Names,
     *,
     fallback: int,
     role: str,
+    found: tuple[int, ...] = (),
 ) -> int:
     if wanted is None:
         return fallback
     candidates = (wanted,) if isinstance(wanted, str) else wanted
     for candidate in candidates:
+        if candidate is None:
+            return fallback
         if candidate in header:
             return header.index(candidate)
-    hint = difflib.get_close_matches(candidates[0], header, n=1)
-    suggestion = f" (did you mean {hint[0]!r}?)" if hint else " (is the header line missing?)"
-    accepted = " or ".join(repr(c) for c in candidates)
+    names = [c for c in candidates if c is not None]
+    hint = difflib.get_close_matches(names[0], header, n=1)
+    accepted = " or ".join(repr(c) for c in names)
+    if hint:
+        suggestion = f" (did you mean {hint[0]!r}?)"
+    elif found:
+        # another column was found by its name: the header is there, this column is named
+        # otherwise (a long H&M solution holds 'article_id', not 'prediction')
+        others = [c for i, c in enumerate(header) if i not in found]
+        example = others[0] if len(others) == 1 else "..."
+        keyword = "user" if "id" in role.split() else "item"
+        suggestion = f" (name the column with {keyword}={example!r})"
+    else:
+        suggestion = " (is the header line missing?)"
     raise _header_error(source, f"the header has no {role} column {accepted}{suggestion}; header")
 
 
@@ -221,12 +293,26 @@ def _stripped(frame: pl.DataFrame, column: str) -> pl.Expr:
 
 
 @dataclass(frozen=True)
+class Example:
+    """Something noticed in a file, worth a warning: how many ids, and the first one."""
+
+    count: int  # ids (wide: lines) concerned
+    lineno: int
+    user: str
+    item: str  # the cell (commas) or the repeated item (repeats)
+
+
+@dataclass(frozen=True)
 class Table:
     """A parsed file: where it came from, every id it lists, and one row per listed item."""
 
     source: Source
     ids: pl.DataFrame  # LINENO, user[, type]: every id of the file, also those without an item
     rows: pl.DataFrame  # LINENO, user, item, rank (UInt32), [rel][, type]
+    columns: tuple[str, str] = ("user", "item")  # the file's names of the id and item columns
+    header: tuple[str, ...] = ()
+    commas: Example | None = None  # item cells holding commas (not Kaggle's separator)
+    repeats: Example | None = None  # ids listing an item more than once (the first kept)
 
     @property
     def name(self) -> str:
@@ -254,14 +340,17 @@ class Cells:
     what: str
     duplicates: Duplicates
     graded: bool
+    columns: tuple[str, str] = ("user", "item")
+    header: tuple[str, ...] = ()
+    commas: Example | None = None
 
 
 def read_table(
     source: FileSource | pl.DataFrame | pl.LazyFrame | object,
     *,
     what: str,
-    user: tuple[str, ...] | str | None,
-    item: tuple[str, ...] | str | None,
+    user: Names,
+    item: Names,
     layout: Layout,
     duplicates: Duplicates,
     relevance: str | None = None,
@@ -299,15 +388,15 @@ def table_of(cells: Cells, *, line_numbers: bool = True) -> Table:
     if cells.wide:
         pieces = _pieces(_single_spaced(data))
         del data
-        rows = _explode_wide(
+        rows, repeats = _explode_wide(
             origin, pieces, what=what, duplicates=cells.duplicates, line_numbers=line_numbers
         )
     else:
         refuse(origin, data, pl.col("__cell") == "", f"empty {what} item")
-        rows = _number_long(origin, data, what=what, duplicates=cells.duplicates)
+        rows, repeats = _number_long(origin, data, what=what, duplicates=cells.duplicates)
     keep = [LINENO, "user", "item", "rank", *(["rel"] if cells.graded else [])]
     keep = [column for column in keep if column in rows.columns]
-    return Table(origin, ids, rows.select(keep))
+    return Table(origin, ids, rows.select(keep), cells.columns, cells.header, cells.commas, repeats)
 
 
 def _pieces(data: pl.DataFrame, rows: int = 1 << 16) -> list[pl.DataFrame]:
@@ -333,12 +422,7 @@ PIECE = 16 << 20
 Grades = list[tuple[int, float]]
 """The grade columns: each one's position in the header and its weight."""
 
-Wanted = tuple[
-    tuple[str, ...] | str | None,
-    tuple[str, ...] | str | None,
-    str | None,
-    tuple[tuple[str, float], ...],
-]
+Wanted = tuple[Names, Names, str | None, tuple[tuple[str, float], ...]]
 """The columns asked for: user, item, relevance and relevance_from, as in :func:`read_cells`."""
 
 
@@ -352,7 +436,10 @@ def _header_columns(
             origin, "expected a CSV header naming at least two columns, e.g. 'id,prediction'"
         )
     user_at = _column(origin, header, user, fallback=0, role=f"{what} id")
-    item_at = _column(origin, header, item, fallback=1, role=f"{what} item")
+    user_names = (user,) if isinstance(user, str) else (user or ())
+    # the columns found by their names: then the header is there, whatever else is missing
+    named = (user_at,) if header[user_at] in user_names else ()
+    item_at = _column(origin, header, item, fallback=1, role=f"{what} item", found=named)
     if relevance is not None:
         grades = [(_column(origin, header, relevance, fallback=-1, role="relevance"), 1.0)]
     else:
@@ -381,8 +468,8 @@ def _selected(
 
 def _piece_cells(
     source: object, what: str, wanted: Wanted
-) -> tuple[Source, list[str], Grades, pl.DataFrame] | None:
-    """The source, header, grades and :func:`_selected` columns of a plain CSV file, or None.
+) -> tuple[Source, list[str], tuple[int, int, Grades], pl.DataFrame] | None:
+    """The source, header, column positions and :func:`_selected` columns of a plain file, or None.
 
     The file is parsed a piece of whole lines at a time (:func:`line_pieces`),
     as :func:`_parse_csv` parses it whole, and each piece keeps only the
@@ -435,15 +522,28 @@ def _piece_cells(
         del frame
     if not frames:
         return None
-    return origin, header, grades, pl.concat(frames, rechunk=False)
+    return origin, header, (user_at, item_at, grades), pl.concat(frames, rechunk=False)
+
+
+def _parsed(
+    source: object, what: str, columns: Wanted
+) -> tuple[Source, list[str], tuple[int, int, Grades], pl.DataFrame]:
+    """The source, header, column positions and :func:`_selected` columns of any input."""
+    if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
+        origin, frame = _parse_csv(cast("FileSource", source))
+    else:
+        origin, frame = _frame_source(source, what)
+    header = [c for c in frame.columns if c != LINENO]
+    positions = _header_columns(origin, header, what, columns)
+    return origin, header, positions, _selected(frame, header, *positions)
 
 
 def read_cells(
     source: FileSource | pl.DataFrame | pl.LazyFrame | object,
     *,
     what: str,
-    user: tuple[str, ...] | str | None,
-    item: tuple[str, ...] | str | None,
+    user: Names,
+    item: Names,
     layout: Layout,
     duplicates: Duplicates,
     relevance: str | None = None,
@@ -455,22 +555,25 @@ def read_cells(
     if duplicates not in ("first", "error"):
         raise ValueError(f"duplicates must be 'first' or 'error', got {duplicates!r}")
     columns: Wanted = (user, item, relevance, relevance_from)
+    head = _file_head(source)
+    if head:
+        refuse_other_encodings(source_name(cast("FileSource", source)), head)
     pieces = _piece_cells(source, what, columns)
-    if pieces is not None:
-        origin, header, grades, data = pieces
-    else:
-        if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
-            origin, frame = _parse_csv(cast("FileSource", source))
-        else:
-            origin, frame = _frame_source(source, what)
-        header = [c for c in frame.columns if c != LINENO]
-        user_at, item_at, grades = _header_columns(origin, header, what, columns)
-        data = _selected(frame, header, user_at, item_at, grades)
-        del frame
+    origin, header, (user_at, item_at, grades), data = pieces or _parsed(source, what, columns)
     # a line with nothing in it (a blank line) is no record
     record = (pl.col("user") != "") | (pl.col("__cell") != "")
-    if not data.select(record.all()).item():
+    # Kaggle separates items by spaces: a comma in a cell is a list written the wrong way
+    comma = pl.col("__cell").str.contains(",", literal=True)
+    # a cell holds a comma only when quoted: the pieces (files without quotes) hold none
+    test = comma.any() if pieces is None else pl.lit(value=False)
+    all_records, any_comma = data.select(record.all(), test).row(0)
+    if not all_records:
         data = data.filter(record)
+    if not data.height:
+        # as evaluate refuses a file without rows: a header alone is never a submission
+        unit = "file" if origin.unit == "line" else "frame"
+        raise ValueError(f"{origin.name}: the {unit} has a header but no rows (columns {header})")
+    commas = _example(data, comma, "__cell") if any_comma else None
     refuse(origin, data, pl.col("user") == "", f"empty {what} id")
     for index, _ in grades:
         number = pl.col(f"__g{index}")
@@ -490,7 +593,18 @@ def read_cells(
     if wide and ids_repeat:
         refuse_repeats(origin, data, ["user"], f"{what} id listed again")
     keep = [LINENO, "user", "__cell", *(["rel"] if grades else [])]
-    return Cells(origin, data.select(keep), wide, what, duplicates, bool(grades))
+    names = (header[user_at], header[item_at])
+    return Cells(
+        origin, data.select(keep), wide, what, duplicates, bool(grades), names, tuple(header),
+        commas,
+    )  # fmt: skip
+
+
+def _example(rows: pl.DataFrame, bad: pl.Expr, item: str) -> Example:
+    """How many ids of ``rows`` ``bad`` holds for, and the first such row (its ``item``)."""
+    found = rows.filter(bad)
+    first = found.sort(LINENO).row(0, named=True)
+    return Example(found["user"].n_unique(), first[LINENO], first["user"], first[item])
 
 
 def _explode_wide(
@@ -500,15 +614,16 @@ def _explode_wide(
     what: str,
     duplicates: Duplicates,
     line_numbers: bool = True,
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, Example | None]:
     """One row per item of each space-separated cell; rank = position in the cell.
 
     ``pieces`` (single-spaced cells, in file order) are listed one at a time
     and dropped: the text of a piece is freed as soon as its rows exist. A
     line never spans two pieces, so the ranks and the repeats within a line
-    are found piece by piece.
+    are found piece by piece. Returns the rows and the repeats dropped (with
+    ``duplicates="first"``): how many lines had one, and the first.
     """
-    listed, offending = [], []
+    listed, offending, repeated = [], [], []
     while pieces:
         piece = pieces.pop(0)
         cell = pl.col("__cell")
@@ -530,8 +645,10 @@ def _explode_wide(
         rows = rows.with_columns(rank.alias("rank"))
         if not _all_distinct(rows, [LINENO, "item"]):
             first = pl.col("rank") == pl.col("rank").min().over(LINENO, "item")
+            again = rows.filter(~first).select(LINENO, "user", "item", "rank")
             if duplicates == "error":
-                offending.append(rows.filter(~first).sort(LINENO, "rank"))
+                offending.append(again.sort(LINENO, "rank"))
+            repeated.append(again)
             # Kaggle's apk and OTTO's evaluator: the first copy counts, a repeat wastes its slot
             rows = rows.filter(first)
         listed.append(rows if line_numbers else rows.drop(LINENO))
@@ -539,7 +656,14 @@ def _explode_wide(
         repeats = pl.concat(offending)
         problem = f"{what} item {repeats['item'][0]!r} listed twice for this id"
         refuse(source, repeats, pl.lit(value=True), problem)
-    return pl.concat(listed, rechunk=False)
+    found = _repeats(pl.concat(repeated)) if repeated else None
+    return pl.concat(listed, rechunk=False), found
+
+
+def _repeats(again: pl.DataFrame) -> Example:
+    """The :class:`Example` of the repeated rows ``again``: ids concerned, the first repeat."""
+    first = again.sort(LINENO, "rank").row(0, named=True)
+    return Example(again["user"].n_unique(), first[LINENO], first["user"], first["item"])
 
 
 def _single_spaced(data: pl.DataFrame) -> pl.DataFrame:
@@ -623,8 +747,11 @@ def _run_starts(users: pl.Series) -> pl.Series:
 
 def _number_long(
     source: Source, data: pl.DataFrame, *, what: str, duplicates: Duplicates
-) -> pl.DataFrame:
-    """One row per line; rank = order of the id's lines (a repeat keeps using its slot)."""
+) -> tuple[pl.DataFrame, Example | None]:
+    """One row per line; rank = order of the id's lines (a repeat keeps using its slot).
+
+    Returns the rows and the repeats dropped (an item on a later line of its id).
+    """
     data = data.rename({"__cell": "item"})
     starts = _run_starts(data.get_column("user"))
     if starts.sum() == data["user"].n_unique():
@@ -645,10 +772,13 @@ def _number_long(
         )
     data = data.with_columns(ranks)
     if _all_distinct(data, ["user", "item"]):
-        return data
+        return data, None
     if duplicates == "error":
         refuse_repeats(source, data, ["user", "item"], f"{what} item listed again for this id")
-    return data.filter(pl.col("rank") == pl.col("rank").min().over("user", "item"))
+    first = pl.col("rank") == pl.col("rank").min().over("user", "item")
+    data = data.with_columns(first.alias("__first"))
+    again = _repeats(data.filter(~pl.col("__first")))
+    return data.filter(pl.col("__first")).drop("__first"), again
 
 
 def refuse_repeats(source: Source, data: pl.DataFrame, keys: list[str], problem: str) -> None:

@@ -25,9 +25,15 @@ competition's published rule for which users are averaged:
 * ``airbnb``: NDCG@5, gain 2^rel - 1 (the booked country has rel 1), over
   every user of the solution.
 
+Every preset reads a wide or a long solution (H&M's ``customer_id,article_id``
+built from the transactions); ``user=`` and ``item=`` name other columns.
+
 A prediction repeated within one id keeps its first position and the later
 copy still uses up its slot (``duplicates="first"``; Kaggle's ``apk`` and
-OTTO's evaluator both behave so); ``duplicates="error"`` refuses it.
+OTTO's evaluator both behave so), and a warning says how many ids repeat one;
+``duplicates="error"`` refuses it. Every warning is one line per cause, in
+the files' own names (:class:`SubmissionWarning`). A file with a header but
+no rows and a UTF-16 or UTF-32 file are refused.
 """
 
 from __future__ import annotations
@@ -35,15 +41,19 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, cast, overload
+from typing import Any, Literal, NamedTuple, TypeAlias, cast, overload
 
 import polars as pl
 
 from polars_rankmetrics._kaggle_csv import (
+    Cells,
     Duplicates,
+    Example,
     Layout,
+    Names,
     Source,
     Table,
     item_lists,
@@ -52,8 +62,15 @@ from polars_rankmetrics._kaggle_csv import (
     refuse,
 )
 from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
-from polars_rankmetrics._pipeline.overlap import WEAK_ID_SHARE, key_overlap
+from polars_rankmetrics._pipeline.overlap import (
+    MIN_IDS,
+    MIN_USER_SHARE,
+    WEAK_ID_SHARE,
+    IdOverlapWarning,
+    key_overlap,
+)
 from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes
+from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
 
@@ -73,7 +90,12 @@ Submission: TypeAlias = "FileSource | pl.DataFrame | pl.LazyFrame | Any"
 
 
 class SubmissionWarning(UserWarning):
-    """Ids in one file that the other lacks (scored as the preset's rules say)."""
+    """Something in the files that lowers the score: one warning per cause.
+
+    Ids in one file that the other lacks, files that share (almost) no ids or
+    items (leading zeros lost), item lists separated by commas, repeated
+    predictions; each scored as the preset's rules say.
+    """
 
 
 @dataclass(frozen=True)
@@ -103,6 +125,9 @@ class KagglePreset:
         (Expedia: booked 5, clicked 1). Used when the solution has them.
     weights
         Per-type weights when the id is ``<session>_<type>`` (OTTO).
+    repeats
+        How the competition's scorer counts an item predicted twice for one
+        id, in words (the warning about repeats quotes it).
     """
 
     name: str
@@ -118,8 +143,11 @@ class KagglePreset:
     denominator: Denominator = "min_k"
     relevance_from: tuple[tuple[str, float], ...] = ()
     weights: tuple[tuple[str, float], ...] = ()
+    repeats: str = ""
 
 
+# ml_metrics' apk, Kaggle's MAP@K: "if p in actual and p not in predicted[:i]", after the cut
+_APK = "as Kaggle's apk scores MAP@K"
 _HM = KagglePreset(
     name="hm",
     title="H&M Personalized Fashion Recommendations",
@@ -128,9 +156,11 @@ _HM = KagglePreset(
     item="prediction",
     layout="wide",
     solution_user=("customer_id",),
-    solution_item=("prediction",),
+    # a long solution built from the transactions: one row per purchase
+    solution_item=("prediction", "article_id"),
     # "customers that did not make any purchase during test period are excluded"
     users="with_truth",
+    repeats=_APK,
 )
 _SANTANDER = KagglePreset(
     name="santander",
@@ -143,6 +173,7 @@ _SANTANDER = KagglePreset(
     solution_item=("added_products",),
     # |U| counts every (customer, time point) row; with no added product AP is 0
     users="solution",
+    repeats=_APK,
 )
 _OTTO = KagglePreset(
     name="otto",
@@ -155,6 +186,8 @@ _OTTO = KagglePreset(
     solution_item=("labels",),
     # score = 0.10 R_clicks + 0.30 R_carts + 0.60 R_orders, each pooled over sessions
     weights=(("clicks", 0.10), ("carts", 0.30), ("orders", 0.60)),
+    # the evaluator: hits = len(set(labels[:20]) & truth)
+    repeats="as OTTO's evaluator counts (the set of the first 20 predictions)",
 )
 _EXPEDIA = KagglePreset(
     name="expedia",
@@ -227,7 +260,8 @@ def read_submission(
     ValueError
         Naming the file, the line number and the line: a missing column, a
         line with the wrong number of fields, an empty id, an id listed twice
-        in the wide layout.
+        in the wide layout. Naming the file: a header without rows, a UTF-16
+        or UTF-32 file (save it as UTF-8).
 
     Examples
     --------
@@ -329,63 +363,156 @@ def _resolve(metric: str | None, preset: str | KagglePreset | None) -> KagglePre
     return PRESETS[preset]
 
 
-def _check_ids(
-    sub: tuple[str, pl.DataFrame],
-    sol: tuple[str, pl.DataFrame],
-    population: pl.DataFrame,
-    unknown_ids: UnknownIds,
-) -> int:
+@dataclass(frozen=True)
+class _Side:
+    """One file, as the warnings name it: its name, its column names, its distinct ids."""
+
+    name: str
+    columns: tuple[str, str]  # the file's names of its id and item columns
+    ids: pl.DataFrame  # ``user``: the distinct ids
+    commas: Example | None = None
+
+
+def _named_column(sub: _Side, sol: _Side, index: int) -> str:
+    """The column's name in both files' words: ``customer_id``, or ``SearchId/srch_id``."""
+    ours, theirs = sub.columns[index], sol.columns[index]
+    return ours if ours == theirs else f"{ours}/{theirs}"
+
+
+def _check_ids(sub: _Side, sol: _Side, population: pl.DataFrame, unknown_ids: UnknownIds) -> int:
     """Report ids only one file has; return how many submission ids the solution lacks.
 
-    ``sub`` and ``sol`` are each a file's name and its distinct ids (``user``);
-    ``population`` the distinct ids scored.
+    ``population`` holds the distinct ids scored.
     """
-    sub_ids, sol_ids = sub[1], sol[1]
-    extra = sub_ids.join(sol_ids, on="user", how="anti")["user"]
-    absent = population.join(sub_ids, on="user", how="anti")["user"]
+    extra = sub.ids.join(sol.ids, on="user", how="anti")["user"]
+    absent = population.join(sub.ids, on="user", how="anti")["user"]
     _report_ids(sub, sol, extra, absent, unknown_ids)
     return extra.len()
 
 
 def _report_ids(
-    sub: tuple[str, pl.DataFrame],
-    sol: tuple[str, pl.DataFrame],
-    extra: pl.Series,
-    absent: pl.Series,
-    unknown_ids: UnknownIds,
+    sub: _Side, sol: _Side, extra: pl.Series, absent: pl.Series, unknown_ids: UnknownIds
 ) -> None:
-    """Warn about (or refuse) the ids only one file has.
+    """Warn about (or refuse) the ids only one file has: one line for one cause.
 
     ``extra``: submission ids the solution lacks (ignored); ``absent``: scored
     solution ids the submission lacks (they score 0). ``unknown_ids`` says
-    how: ``"warn"``, ``"ignore"`` or ``"error"``. Whatever it says, a
-    submission sharing (almost) no id with the solution gets a warning with
-    examples (ids that lost their leading zeros, the wrong file).
+    how: ``"warn"``, ``"ignore"`` or ``"error"``. A submission sharing
+    (almost) no id with the solution (ids that lost their leading zeros, the
+    wrong file) is one cause: one warning with examples and both counts,
+    whatever ``unknown_ids`` says (``"error"`` refuses it).
     """
-    (sub_name, sub_ids), (sol_name, sol_ids) = sub, sol
     problems = []
     if extra.len():
         problems.append(
-            f"{sub_name}: {extra.len()} id(s) are not in the solution {sol_name} and are "
+            f"{sub.name}: {extra.len()} id(s) are not in the solution {sol.name} and are "
             f"ignored, e.g. {extra.sort().head(3).to_list()}"
         )
     if absent.len():
         problems.append(
-            f"{sub_name}: {absent.len()} scored id(s) of the solution {sol_name} have no "
+            f"{sub.name}: {absent.len()} scored id(s) of the solution {sol.name} have no "
             f"row in the submission and score 0, e.g. {absent.sort().head(3).to_list()}"
         )
     # key_overlap's share from the counts at hand; its full report (examples, leading
     # zeros) only when it is shown
-    smaller = min(sub_ids.height, sol_ids.height)
-    poor = bool(smaller) and (sub_ids.height - extra.len()) / smaller < WEAK_ID_SHARE
+    smaller = min(sub.ids.height, sol.ids.height)
+    poor = bool(smaller) and (sub.ids.height - extra.len()) / smaller < WEAK_ID_SHARE
+    if poor:
+        column = _named_column(sub, sol, 0)
+        overlap = key_overlap(
+            sub.ids.rename({"user": column}),
+            sol.ids.rename({"user": column}),
+            column,
+            left_name=sub.name,
+            right_name=sol.name,
+        )
+        outcome = [
+            *([f"the {extra.len()} only in {sub.name} are ignored"] if extra.len() else []),
+            *([f"the {absent.len()} scored of {sol.name} score 0"] if absent.len() else []),
+        ]
+        problems = [f"{_sentence(overlap.message)} Of the {column} ids, {' and '.join(outcome)}"]
     if problems and unknown_ids == "error":
         raise ValueError("; ".join(problems) + " (unknown_ids='error')")
-    if poor:
-        overlap = key_overlap(sub_ids, sol_ids, "user", left_name=sub_name, right_name=sol_name)
-        warnings.warn(overlap.message, SubmissionWarning, stacklevel=5)
-    if unknown_ids == "warn":
+    if poor or unknown_ids == "warn":
         for problem in problems:
             warnings.warn(problem, SubmissionWarning, stacklevel=5)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending a sentence (a question stays one)."""
+    return text if text.endswith(("?", ".")) else text + "."
+
+
+def _check_items(
+    sub: _Side,
+    sol: _Side,
+    hits: int,
+    scored: int,
+    rows: Callable[[], tuple[pl.DataFrame, pl.DataFrame]],
+) -> None:
+    """Warn when the files' items cannot match: cells with commas, or (almost) no shared item.
+
+    ``hits`` of the ``scored`` ids have a value above 0: when they are at
+    least 1% of the ids (the overlap rule of :mod:`polars_rankmetrics._pipeline.overlap`),
+    items do match and nothing is looked at. Else ``rows()`` gives each
+    file's rows (an ``item`` column) and the distinct items are compared as
+    text: fewer than 10% of the smaller side's matching warns, with how many
+    would match without leading zeros. Below 10 distinct items a disjoint pair
+    happens by chance, and only leading zeros are worth a word.
+    """
+    for side in (sub, sol):
+        if side.commas is not None:
+            # the cause of every miss: said once, and no overlap warning for its consequence
+            _warn_commas(side)
+    if sub.commas is not None or sol.commas is not None:
+        return
+    if hits and hits >= MIN_USER_SHARE * scored:
+        return
+    sub_rows, sol_rows = rows()
+    column = _named_column(sub, sol, 1)
+    overlap = key_overlap(
+        sub_rows.select(pl.col("item").alias(column)),
+        sol_rows.select(pl.col("item").alias(column)),
+        column,
+        left_name=sub.name,
+        right_name=sol.name,
+    )
+    found = overlap.columns[0]
+    zeros = found.n_matched_without_leading_zeros > found.n_matched
+    if overlap.poor and (zeros or min(found.n_left, found.n_right) >= MIN_IDS):
+        message = f"{_sentence(overlap.message)} (Almost) no predicted item is in the solution"
+        message = message.replace(" id(s) of ", " item(s) of ", 1)
+        warnings.warn(message, SubmissionWarning, stacklevel=4)
+
+
+def _warn_commas(side: _Side) -> None:
+    commas = cast("Example", side.commas)
+    user, item = side.columns
+    warnings.warn(
+        f"{side.name}: {commas.count} {user} value(s) have {item!r} items separated by "
+        f"commas (e.g. line {commas.lineno}: {shorten(commas.item)}); Kaggle separates "
+        "them by spaces, so each such list is read as one item that matches nothing",
+        SubmissionWarning,
+        stacklevel=5,
+    )
+
+
+def _warn_repeats(
+    name: str, columns: tuple[str, str], repeats: Example | None, preset: KagglePreset | None
+) -> None:
+    """Say once how many ids predict an item twice, and how the repeats were scored."""
+    if repeats is None:
+        return
+    rule = f", {preset.repeats}" if preset is not None and preset.repeats else ""
+    user, item = columns
+    warnings.warn(
+        f"{name}: {repeats.count} {user} value(s) list an item more than once in {item!r} "
+        f"(e.g. line {repeats.lineno}: {shorten(repeats.item)} again for "
+        f"{shorten(repeats.user)}): the first copy counts at its position and each repeat "
+        f"scores nothing but uses up its slot{rule}; duplicates='error' refuses them",
+        SubmissionWarning,
+        stacklevel=4,
+    )
 
 
 def _typed(source: Source, ids: pl.DataFrame, types: list[str]) -> pl.DataFrame:
@@ -416,6 +543,8 @@ def score_submission(
     preset: str | KagglePreset | None = None,
     layout: Layout = "auto",
     solution_layout: Layout = "auto",
+    user: str | None = None,
+    item: str | None = None,
     relevance: str | None = None,
     users: Users | None = None,
     duplicates: Duplicates = "first",
@@ -433,6 +562,8 @@ def score_submission(
     preset: str | KagglePreset | None = None,
     layout: Layout = "auto",
     solution_layout: Layout = "auto",
+    user: str | None = None,
+    item: str | None = None,
     relevance: str | None = None,
     users: Users | None = None,
     duplicates: Duplicates = "first",
@@ -449,6 +580,8 @@ def score_submission(
     preset: str | KagglePreset | None = None,
     layout: Layout = "auto",
     solution_layout: Layout = "auto",
+    user: str | None = None,
+    item: str | None = None,
     relevance: str | None = None,
     users: Users | None = None,
     duplicates: Duplicates = "first",
@@ -475,6 +608,15 @@ def score_submission(
         metric and rules.
     layout, solution_layout
         ``"auto"``, ``"wide"`` or ``"long"`` (see :func:`read_submission`).
+        Every preset reads a wide or a long solution: one row per id with
+        space-separated items, or one row per (id, item), such as H&M's
+        ``customer_id,article_id`` built from the transactions.
+    user, item
+        Header names of the id and item columns, looked up first in each file;
+        a file without such a column keeps the preset's names (without a
+        preset: its first or second column). ``item="article"`` reads a
+        solution ``customer_id,article`` beside a ``customer_id,prediction``
+        submission. A name neither file has is refused.
     relevance
         Graded relevance column of a long solution (metric mode).
     users
@@ -483,7 +625,11 @@ def score_submission(
         (every id of the solution, those without a relevant item scoring 0,
         as Santander). An id missing from the submission scores 0 either way.
     duplicates
-        Repeated predictions for one id: ``"first"`` or ``"error"``.
+        Repeated predictions for one id: ``"first"`` (default) keeps the first
+        copy at its position and the repeat scores nothing but still uses up
+        its slot, as Kaggle's ``apk`` scores H&M's and Santander's MAP@K and
+        OTTO's evaluator its recall@20 (a warning says how many ids repeat an
+        item); ``"error"`` refuses them.
     unknown_ids
         Ids that only one side has (submission ids the solution lacks are
         ignored; scored solution ids the submission lacks score 0):
@@ -501,11 +647,24 @@ def score_submission(
     The score (Float64 mean over the users, or the preset's combination), or
     with ``per_user=True`` the per-id frame.
 
+    Raises
+    ------
+    ValueError
+        Naming the file: a file with a header but no rows, a UTF-16 or UTF-32
+        file (save it as UTF-8), a bad line (with its number), a missing
+        column.
+
     Warns
     -----
     SubmissionWarning
-        With a count and examples, for submission ids the solution lacks (they
-        are ignored) and for solution ids the submission lacks (they score 0).
+        One line per cause, in the files' own names (file and column names),
+        with a count and examples: submission ids the solution lacks (they
+        are ignored); solution ids the submission lacks (they score 0); files
+        that share (almost) no ids or items, with how many would match without
+        leading zeros (one warning for the cause, not one per consequence);
+        item cells holding commas (Kaggle separates items by spaces, so each
+        list is one item that matches nothing); ids that predict an item more
+        than once (see ``duplicates``).
 
     Examples
     --------
@@ -528,22 +687,55 @@ def score_submission(
     │ 02   ┆ 0.5    │
     └──────┴────────┘
     """
-    score, table = _score(
+    scored = _scored(
         submission,
         solution,
         metric,
         preset=preset,
         layout=layout,
         solution_layout=solution_layout,
+        user=user,
+        item=item,
         relevance=relevance,
         users=users,
         duplicates=duplicates,
         unknown_ids=unknown_ids,
     )
-    return table if per_user else score
+    return scored.table if per_user else scored.score
+
+
+class _Scored(NamedTuple):
+    score: float
+    table: pl.DataFrame  # one row per scored id: ``user`` and the values
+    user_column: str  # the submission's name of its id column (``customer_id``)
 
 
 def _score(
+    submission: Submission, solution: Submission, metric: str | None, **options: Any
+) -> tuple[float, pl.DataFrame]:
+    """The score and the per-id table of :func:`score_submission`, from one evaluation."""
+    scored = _scored(submission, solution, metric, **options)
+    return scored.score, scored.table
+
+
+def _names(named: str | None, preset: tuple[str, ...] | str | None) -> Names:
+    """The header names to look for: ``named`` first, then the preset's (or the position)."""
+    if named is None:
+        return preset
+    if preset is None:
+        return (named, None)
+    return (named, *((preset,) if isinstance(preset, str) else preset))
+
+
+def _check_named(role: str, named: str | None, index: int, *files: Table | Cells) -> None:
+    """Refuse a column name (``user=``, ``item=``) that no file has."""
+    if named is None or any(file.columns[index] == named for file in files):
+        return
+    where = " nor ".join(f"{file.source.name} (columns {list(file.header)})" for file in files)
+    raise ValueError(f"neither {where} has a column {named!r} ({role}={named!r})")
+
+
+def _scored(
     submission: Submission,
     solution: Submission,
     metric: str | None,
@@ -551,11 +743,13 @@ def _score(
     preset: str | KagglePreset | None,
     layout: Layout = "auto",
     solution_layout: Layout = "auto",
+    user: str | None = None,
+    item: str | None = None,
     relevance: str | None = None,
     users: Users | None = None,
     duplicates: Duplicates = "first",
     unknown_ids: UnknownIds = "warn",
-) -> tuple[float, pl.DataFrame]:
+) -> _Scored:
     """The score and the per-id table of :func:`score_submission`, from one evaluation.
 
     The score is derived from the per-id values (their mean, or OTTO's pooled
@@ -572,6 +766,8 @@ def _score(
             chosen,
             spec.k or 20,
             solution_layout=solution_layout,
+            user=user,
+            item=item,
             relevance=relevance,
             duplicates=duplicates,
             unknown_ids=unknown_ids,
@@ -579,21 +775,23 @@ def _score(
     sub = read_table(
         submission,
         what="submission",
-        user=chosen.user if chosen else None,
-        item=chosen.item if chosen else None,
+        user=_names(user, chosen.user if chosen else None),
+        item=_names(item, chosen.item if chosen else None),
         layout=chosen.layout if chosen else layout,
         duplicates=duplicates,
     )
     sol = read_table(
         solution,
         what="solution",
-        user=chosen.solution_user if chosen else None,
-        item=chosen.solution_item if chosen else None,
+        user=_names(user, chosen.solution_user if chosen else None),
+        item=_names(item, chosen.solution_item if chosen else None),
         layout=solution_layout,
         duplicates="first",
         relevance=relevance,
         relevance_from=chosen.relevance_from if chosen else (),
     )
+    _check_named("user", user, 0, sub, sol)
+    _check_named("item", item, 1, sub, sol)
     rule = users or (chosen.users if chosen else "with_truth")
     if rule not in ("with_truth", "solution"):
         raise ValueError(f"users must be 'with_truth' or 'solution', got {rule!r}")
@@ -604,30 +802,37 @@ def _score(
         population = _relevant(truth).select("user").unique()
     if population.height == 0:
         raise ValueError(f"{sol.name}: no id to average over under users={rule!r}")
-    sub_ids, sol_ids = sub.ids.select("user").unique(), sol.ids.select("user").unique()
-    extra = _check_ids((sub.name, sub_ids), (sol.name, sol_ids), population, unknown_ids)
+    sub_side = _Side(sub.name, sub.columns, sub.ids.select("user").unique(), sub.commas)
+    sol_side = _Side(sol.name, sol.columns, sol.ids.select("user").unique(), sol.commas)
+    extra = _check_ids(sub_side, sol_side, population, unknown_ids)
     recs = sub.rows
     if extra:
         # filter on line numbers (integers): cheaper than joining every row on its id
-        known = sub.ids.join(sol_ids, on="user", how="semi")[LINENO]
+        known = sub.ids.join(sol_side.ids, on="user", how="semi")[LINENO]
         recs = recs.filter(pl.col(LINENO).is_in(known.implode()))
-    scored = evaluate(
-        recs.drop(LINENO),
-        truth,
-        spec.label,
-        relevance="rel" if "rel" in truth.columns else None,
-        per_user=True,
-        gain=chosen.gain if chosen else "linear",
-        denominator=chosen.denominator if chosen else "min_k",
-    )
+    with warnings.catch_warnings():
+        # the checks here speak of the two files in their own words (evaluate's of recs/truth)
+        warnings.simplefilter("ignore", IdOverlapWarning)
+        scored = evaluate(
+            recs.drop(LINENO),
+            truth,
+            spec.label,
+            relevance="rel" if "rel" in truth.columns else None,
+            per_user=True,
+            gain=chosen.gain if chosen else "linear",
+            denominator=chosen.denominator if chosen else "min_k",
+        )
     # users the evaluation leaves out (no relevant item, no prediction) score 0 here
     table = (
         population.join(scored, on="user", how="left")
         .select("user", pl.col(spec.label).fill_null(0.0))
         .sort("user")
     )
+    hits = table.select((pl.col(spec.label) > 0).sum()).item()
+    _check_items(sub_side, sol_side, hits, table.height, lambda: (sub.rows, sol.rows))
+    _warn_repeats(sub.name, sub.columns, sub.repeats, chosen)
     mean = table.with_columns(fixed_point([spec.label])).select(exact_mean(spec.label))
-    return float(mean.item()), table
+    return _Scored(float(mean.item()), table, sub.columns[0])
 
 
 def _truth(sol: Table) -> pl.DataFrame:
@@ -645,10 +850,12 @@ def _score_by_type(
     k: int,
     *,
     solution_layout: Layout,
+    user: str | None,
+    item: str | None,
     relevance: str | None,
     duplicates: Duplicates,
     unknown_ids: UnknownIds,
-) -> tuple[float, pl.DataFrame]:
+) -> _Scored:
     """OTTO: recall@k pooled over the sessions of each type, then the weighted sum.
 
     Pooled recall@k is sum(hits) / sum(min(k, |truth|)) over the sessions of a
@@ -662,27 +869,34 @@ def _score_by_type(
     sub_cells = read_cells(
         submission,
         what="submission",
-        user=preset.user,
-        item=preset.item,
+        user=_names(user, preset.user),
+        item=_names(item, preset.item),
         layout=preset.layout,
         duplicates=duplicates,
     )
+    sub = _Side(sub_cells.source.name, sub_cells.columns, pl.DataFrame(), sub_cells.commas)
     # the top k with repeats keeping their slot, as OTTO's evaluator cuts before matching
     predicted = item_lists(sub_cells, k)
     if _is_jsonl(solution):
         sol_name, listed = _read_otto_labels(cast("FileSource", solution), types)
+        _check_named("user", user, 0, sub_cells)
+        _check_named("item", item, 1, sub_cells)
+        sol = _Side(sol_name, (preset.user, preset.item), pl.DataFrame())
         _typed(sub_cells.source, predicted.select(LINENO, "user"), types)
     else:
         sol_cells = read_cells(
             solution,
             what="solution",
-            user=preset.solution_user,
-            item=preset.solution_item,
+            user=_names(user, preset.solution_user),
+            item=_names(item, preset.solution_item),
             layout=solution_layout,
             duplicates="first",
             relevance=relevance,
             relevance_from=preset.relevance_from,
         )
+        _check_named("user", user, 0, sub_cells, sol_cells)
+        _check_named("item", item, 1, sub_cells, sol_cells)
+        sol = _Side(sol_cells.source.name, sol_cells.columns, pl.DataFrame(), sol_cells.commas)
         _typed(sub_cells.source, predicted.select(LINENO, "user"), types)
         sol_ids = _typed(sol_cells.source, sol_cells.data.select(LINENO, "user"), types)
         listed = item_lists(sol_cells)
@@ -691,7 +905,6 @@ def _score_by_type(
         else:
             kinds = sol_ids.select("user", "type").unique("user", keep="first")
             listed = listed.join(kinds, on="user", how="left", maintain_order="left")
-        sol_name = sol_cells.source.name
     # listed: one row per distinct solution id (user, type, items); predicted: one row per
     # distinct submission id (wide ids never repeat)
     pairs = (
@@ -708,8 +921,8 @@ def _score_by_type(
     extra = pairs["user"].slice(n_sol).drop_nulls()
     truth = listed.with_columns(pairs["__p"].head(n_sol)).filter(pl.col("items").list.len() > 0)
     _report_ids(
-        (sub_cells.source.name, predicted.select("user")),
-        (sol_name, listed.select("user")),
+        _Side(sub.name, sub.columns, predicted.select("user")),
+        _Side(sol.name, sol.columns, listed.select("user")),
         extra,
         truth.filter(pl.col("__p").is_null())["user"],
         unknown_ids,
@@ -727,10 +940,24 @@ def _score_by_type(
         .with_columns((pl.col("hits") / pl.col("denominator")).alias("recall"))
         .sort("user")
     )
+
+    def rows() -> tuple[pl.DataFrame, pl.DataFrame]:
+        # only when (almost) no session has a hit: the lists exploded
+        item = pl.col("items").explode().drop_nulls().alias("item")
+        return predicted.select(item), listed.select(item)
+
+    _check_items(sub, sol, table.select((pl.col("hits") > 0).sum()).item(), table.height, rows)
+    listed_items = pl.col("items")
+    repeated = predicted.filter(listed_items.list.n_unique() < listed_items.list.len())
+    if repeated.height:
+        lineno, session, items = repeated.sort(LINENO).select(LINENO, "user", "items").row(0)
+        twice = next(i for n, i in enumerate(items) if i in items[:n])
+        example = Example(repeated.height, lineno, session, twice)
+        _warn_repeats(sub.name, sub.columns, example, preset)
     pooled = table.group_by("type").agg(pl.col("hits").sum() / pl.col("denominator").sum())
     recalls = dict(pooled.iter_rows())
     score = float(sum(weight * (recalls.get(name) or 0.0) for name, weight in preset.weights))
-    return score, table
+    return _Scored(score, table, sub.columns[0])
 
 
 def _is_jsonl(source: Submission) -> bool:

@@ -207,8 +207,12 @@ OTTO_SUBMISSION = csv(
 
 
 def test_otto_weighted_pooled_recall() -> None:
-    with pytest.warns(SubmissionWarning, match=r"1 scored id\(s\)"):
+    with pytest.warns(SubmissionWarning) as caught:
         score = score_submission(OTTO_SUBMISSION, OTTO_SOLUTION, preset="otto")
+    assert [str(w.message).split(": ")[1][:25] for w in caught] == [
+        "1 scored id(s) of the sol",
+        "1 session_type value(s) l",  # 1_carts lists 20 twice
+    ]
     clicks = 1 / 3  # sessions 1, 2 and 3 (missing from the submission)
     carts = 1 / 2  # session 1: one of two; session 2 has no cart truth
     orders = (1 + 2) / (1 + 3)
@@ -225,7 +229,8 @@ def test_otto_truncates_at_20_before_counting_and_caps_the_denominator() -> None
         "session_type,labels", f"1_clicks,{clicks}", f"1_carts,{first20}", "1_orders,7"
     )
     # carts: 20 hits / min(20, 25) = 1; orders: 1
-    assert score_submission(submission, solution, preset="otto") == pytest.approx(0.9)
+    with pytest.warns(SubmissionWarning, match=r"'1' again for '1_clicks'"):
+        assert score_submission(submission, solution, preset="otto") == pytest.approx(0.9)
 
 
 def test_otto_refuses_unknown_types() -> None:

@@ -9,7 +9,7 @@ over the sessions of each type.
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -69,10 +69,16 @@ def test_otto_matches_a_plain_python_evaluator(
     sub_text = {u: padded + spacing.join(v) + padded for u, v in sub.items()}
     sol_text = {u: " ".join(v) for u, v in sol.items()}
     expected, per_id = _reference(sub, sol)
-    with pytest.warns(SubmissionWarning) if "99_orders" in sol else nullcontext():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         score, table = kaggle._score(
             _csv(sub_text, ending), _csv(sol_text), None, preset="otto", unknown_ids="warn"
         )
+    said = [str(w.message) for w in caught]
+    assert all(w.category is SubmissionWarning for w in caught)
+    assert any("have no row in the submission" in m for m in said) == ("99_orders" in sol)
+    repeats = any(len(set(v[:20])) < len(v[:20]) for v in sub.values())
+    assert any("more than once" in m for m in said) == repeats
     assert score == pytest.approx(expected, abs=1e-15)
     got = {u: (h, d) for u, _, h, d, _ in table.iter_rows()}
     assert got == per_id

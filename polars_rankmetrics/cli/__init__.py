@@ -9,11 +9,15 @@ Adding a command is one module plus one entry in :data:`COMMANDS`.
 option, bad data) is one line on stderr, ``rankmetrics CMD: error: ...``, with
 exit status 2 and never a traceback; library advice such as
 ``duplicates='first'`` is rewritten as the command's option
-(``--duplicates first``); warnings are printed as one line each.
+(``--duplicates first``); warnings are printed as one line each. A reader
+that closes stdout early (``rankmetrics ... | head``) ends the command
+quietly with status 141, as a shell reports ``cat`` or ``yes`` stopped by
+SIGPIPE, and no message.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -23,7 +27,7 @@ from polars.exceptions import PolarsError
 from polars_rankmetrics.cli import compare, demo, evaluate, kaggle, trec
 from polars_rankmetrics.cli._common import CliError, Parser, cli_words, one_line, warn
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "STDOUT_CLOSED", "build_parser", "main"]
 
 COMMANDS = (demo, evaluate, kaggle, trec, compare)
 """The command modules, in the order ``rankmetrics --help`` lists them."""
@@ -40,8 +44,41 @@ def build_parser() -> Parser:
     return parser
 
 
+STDOUT_CLOSED = 141
+"""The status when stdout's reader went away: 128 + SIGPIPE, as a shell shows ``cat | head``."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``rankmetrics``; returns the exit status (2 for a refused input or option)."""
+    """Run ``rankmetrics``; returns the exit status (2 for a refused input or option).
+
+    141 (:data:`STDOUT_CLOSED`) when stdout was closed by its reader, with
+    nothing printed about it.
+    """
+    try:
+        status = _main(argv)
+        # the output is flushed here, where a closed pipe can still be handled
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_closed()
+    return status
+
+
+def _stdout_closed() -> int:
+    """Stop quietly: stdout's reader is gone (``rankmetrics ... | head``).
+
+    Python's documentation (signal module, "Note on SIGPIPE"): stdout is
+    pointed at ``os.devnull`` so that the interpreter's last flush finds no
+    closed pipe and prints no "Broken pipe" of its own.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a stdout without a file (captured)
+        pass
+    return STDOUT_CLOSED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -55,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print(f"rankmetrics {name}: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:
+            raise  # main's: stdout's reader went away, no error of the command
         except Exception as error:  # every failure is one line, never a traceback
             for warning in caught:
                 warn(name, str(warning.message))

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from polars_rankmetrics.cli._common import check_input, check_output, progress, write_frame
-from polars_rankmetrics.kaggle import PRESETS, _score
+from polars_rankmetrics.kaggle import PRESETS, _scored
 
 __all__ = ["add", "run"]
 
@@ -31,7 +31,27 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     choice.add_argument("--preset", choices=sorted(PRESETS), help="competition rules")
     command.add_argument("--layout", choices=_LAYOUTS, default="auto", help="submission layout")
     command.add_argument(
-        "--solution-layout", choices=_LAYOUTS, default="auto", help="solution layout"
+        "--solution-layout",
+        choices=_LAYOUTS,
+        default="auto",
+        help="solution layout: wide (one row per id, items space-separated) or long (one row "
+        "per id and item, e.g. customer_id,article_id from H&M's transactions); every preset "
+        "reads both",
+    )
+    # dest user/item: the library's advice (item='article') reads --item-column article
+    command.add_argument(
+        "--user-column",
+        dest="user",
+        metavar="NAME",
+        help="id column, looked for first in each file (default: the preset's names, else "
+        "the first column)",
+    )
+    command.add_argument(
+        "--item-column",
+        dest="item",
+        metavar="NAME",
+        help="item column, looked for first in each file, e.g. article_id in a long solution "
+        "(default: the preset's names, else the second column)",
     )
     command.add_argument("--relevance", help="graded relevance column of a long solution")
     command.add_argument(
@@ -52,7 +72,11 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         default="warn",
         help="ids only one file has: warn (default), say nothing, or refuse the files",
     )
-    command.add_argument("--per-user", metavar="PATH", help="write each id's score to PATH")
+    command.add_argument(
+        "--per-user",
+        metavar="PATH",
+        help="write each id's score to PATH (columns: the submission's id column, the metric)",
+    )
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command)
     return command
@@ -70,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         "preset": args.preset,
         "layout": args.layout,
         "solution_layout": args.solution_layout,
+        "user": args.user,
+        "item": args.item,
         "relevance": args.relevance,
         "users": args.users,
         "duplicates": args.duplicates,
@@ -77,8 +103,12 @@ def run(args: argparse.Namespace) -> int:
     }
     progress(args, "kaggle", f"scoring {args.submission}")
     # one evaluation gives the per-id values and the score derived from them
-    score, table = _score(args.submission, args.solution, args.metric, **options)
+    scored = _scored(args.submission, args.solution, args.metric, **options)
     if per_user is not None:
+        # the file's own name of its ids (customer_id), as the submission wrote it
+        table = scored.table
+        if scored.user_column not in table.columns:
+            table = table.rename({"user": scored.user_column})
         write_frame(table, per_user, option="--per-user")
-    sys.stdout.write(f"{score:.6f}\n")
+    sys.stdout.write(f"{scored.score:.6f}\n")
     return 0

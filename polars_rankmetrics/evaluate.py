@@ -10,8 +10,7 @@ measure registry (:mod:`polars_rankmetrics._measures`), is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -24,17 +23,13 @@ from polars_rankmetrics._pipeline.aggregate import (
     per_user_values,
 )
 from polars_rankmetrics._pipeline.inputs import FrameT, as_list, like, to_lazy
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_spec, metric_specs
 from polars_rankmetrics._pipeline.plan import guard_evaluation, plan_call
 from polars_rankmetrics.conventions import (
-    Conventions,
-    Denominator,
-    Duplicates,
-    Gain,
     Ideal,
     NonpositiveScores,
     Preset,
-    Ties,
     Unjudged,
     UserSets,
     UsersWithoutRecs,
@@ -156,28 +151,7 @@ def per_user_parts(
     recs: FrameT,
     truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
-    *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
-    denominator: Denominator | None = None,
-    gain: Gain | Mapping[float, float] | None = None,
-    ties: Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates | None = None,
-    ideal: Ideal | None = None,
-    unjudged: Unjudged | None = None,
-    nonpositive_scores: NonpositiveScores | None = None,
-    user_sets: UserSets | None = None,
-    conventions: Preset | Conventions = "default",
-    interactions: Any = None,
-    items: Any = None,
-    category: str | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> FrameT:
     """Per-user parts of each metric: what :func:`aggregate` combines into ``evaluate``'s means.
 
@@ -207,7 +181,8 @@ def per_user_parts(
     │ 2    ┆ 0.0 ┆ 0.0                 ┆ 1.0                 │
     └──────┴─────┴─────────────────────┴─────────────────────┘
     """
-    parts, checks, requests, keys, _ = plan_call(locals())
+    given = read(options, function="per_user_parts")
+    parts, checks, requests, keys, _ = plan_call(recs, truth, metrics, given)
     columns = [name for request in requests for name in request.part_names()]
     result = parts.select(*keys, *columns).sort(keys)
     return like(recs, v.guard(result, checks))
@@ -218,28 +193,8 @@ def evaluate(
     truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: Denominator | None = None,
-    gain: Gain | Mapping[float, float] | None = None,
-    ties: Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates | None = None,
-    ideal: Ideal | None = None,
-    unjudged: Unjudged | None = None,
-    nonpositive_scores: NonpositiveScores | None = None,
-    user_sets: UserSets | None = None,
-    conventions: Preset | Conventions = "default",
-    interactions: Any = None,
-    items: Any = None,
-    category: str | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> FrameT:
     """Evaluate recommendations against the truth: per-user scores or their means.
 
@@ -416,10 +371,13 @@ def evaluate(
     """
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
-    parts, checks, requests, keys, hit_users = plan_call(locals())
+    given = read(options, function="evaluate")
+    parts, checks, requests, keys, hit_users = plan_call(recs, truth, metrics, given)
     specs = [request.spec for request in requests]
     if per_user:
         result = parts.select(*keys, *per_user_values(specs)).sort(keys)
     else:
-        result = aggregate_lf(parts, specs, as_list(by))
-    return guard_evaluation(recs, truth, result, checks, hit_users, user=user, item=item)
+        result = aggregate_lf(parts, specs, as_list(given.by))
+    return guard_evaluation(
+        recs, truth, result, checks, hit_users, user=given.user, item=given.item
+    )

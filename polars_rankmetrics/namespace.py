@@ -15,18 +15,17 @@ checker, with every parameter checked. The plain functions
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import polars as pl
 
 from polars_rankmetrics import evaluate as _evaluate
-from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
-from polars_rankmetrics.conventions import Conventions as _Conventions
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]
 
@@ -75,37 +74,10 @@ class _RankNamespace(Generic[FrameT]):
         truth: pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         per_user: bool = False,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | Mapping[float, float] | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
-        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates | None = None,
-        ideal: _evaluate.Ideal | None = None,
-        unjudged: _evaluate.Unjudged | None = None,
-        nonpositive_scores: _evaluate.NonpositiveScores | None = None,
-        user_sets: _evaluate.UserSets | None = None,
-        conventions: _evaluate.Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> FrameT:
-        return _evaluate.evaluate(
-            self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
-            relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
-            ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
-            unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
-            conventions=conventions, interactions=interactions, items=items, category=category,
-        )  # fmt: skip
+        return _evaluate.evaluate(self._frame, truth, metrics, per_user=per_user, **options)
 
     def compare(
         self,
@@ -114,12 +86,6 @@ class _RankNamespace(Generic[FrameT]):
         *,
         system: str = "model",
         baseline: Any = None,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         test: _stats.Test = "t",
         ci: float = 0.95,
         ci_method: _stats.CiMethod = "t",
@@ -127,26 +93,12 @@ class _RankNamespace(Generic[FrameT]):
         alpha: float = 0.05,
         n_resamples: int = 10_000,
         seed: int | None = 0,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
-        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates = "error",
-        conventions: _evaluate.Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> FrameT:
         return _compare(
-            self._frame, truth, metrics, system=system, baseline=baseline, user=user, item=item,
-            rank=rank, score=score, relevance=relevance, by=by, test=test, ci=ci,
+            self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
             ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, denominator=denominator, gain=gain, ties=ties,
-            relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions, interactions=interactions, items=items, category=category,
+            seed=seed, **options,
         )  # fmt: skip
 
     def curves(
@@ -155,32 +107,10 @@ class _RankNamespace(Generic[FrameT]):
         metrics: str | Sequence[str],
         *,
         k: int | Iterable[int] = range(1, 101),
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         ci: float | None = None,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: _evaluate.UsersWithoutRecs | None = None,
-        users_without_truth: _evaluate.UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates | None = None,
-        conventions: _evaluate.Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> FrameT:
-        return _curves(
-            self._frame, truth, metrics, k=k, user=user, item=item, rank=rank, score=score,
-            relevance=relevance, by=by, ci=ci, denominator=denominator, gain=gain, ties=ties,
-            relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions, interactions=interactions, items=items, category=category,
-        )  # fmt: skip
+        return _curves(self._frame, truth, metrics, k=k, ci=ci, **options)
 
     positions.__doc__ = _ranking.positions.__doc__
     relevance.__doc__ = _ranking.relevance.__doc__

@@ -47,7 +47,7 @@ import difflib
 import inspect
 import types
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import polars as pl
@@ -61,25 +61,15 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
     ) from exc
 
 from polars_rankmetrics import _arrow
-from polars_rankmetrics import metrics as _metrics
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._pipeline.inputs import as_list
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
-from polars_rankmetrics.conventions import Conventions as _Conventions
-from polars_rankmetrics.evaluate import (
-    Ideal,
-    NonpositiveScores,
-    Preset,
-    Unjudged,
-    UserSets,
-    UsersWithoutRecs,
-    UsersWithoutTruth,
-)
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
 
 __all__ = [
@@ -259,28 +249,8 @@ def evaluate(
     truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
     *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: _metrics.Denominator | None = None,
-    gain: _metrics.Gain | Mapping[float, float] | None = None,
-    ties: _ranking.Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: _ranking.Duplicates | None = None,
-    ideal: Ideal | None = None,
-    unjudged: Unjudged | None = None,
-    nonpositive_scores: NonpositiveScores | None = None,
-    user_sets: UserSets | None = None,
-    conventions: Preset | _Conventions = "default",
-    interactions: Any = None,
-    items: Any = None,
-    category: str | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> pd.DataFrame:
     """Evaluate recommendations in a pandas frame against the truth.
 
@@ -295,11 +265,10 @@ def evaluate(
         One row per judged (user, item), optionally with graded relevance.
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
-    user, item, rank, score, relevance, by, per_user, denominator, gain, ties, \
-relevance_level, users_without_recs, users_without_truth, duplicates, ideal, unjudged, \
-nonpositive_scores, user_sets, conventions, interactions, items, category
+    per_user, **options
         As in :func:`polars_rankmetrics.evaluate`, which documents every
-        convention and which users are averaged.
+        option (:class:`polars_rankmetrics.EvaluateOptions`: the column
+        roles, the conventions, the list inputs) and which users are averaged.
 
     Returns
     -------
@@ -325,19 +294,14 @@ nonpositive_scores, user_sets, conventions, interactions, items, category
     0     a  0.333333  0.50          0.4
     1     b  0.216667  0.25          0.4
     """
-    groups = as_list(by)
-    frame = _recs_to_polars(recs, [user, item, score or rank, *groups])
+    given = read(options, function="evaluate")
+    groups = as_list(given.by)
+    frame = _recs_to_polars(recs, [given.user, given.item, given.score or given.rank, *groups])
+    truth_roles = [given.user, given.item, given.relevance, *groups]
     truth_frame, truth_sources = (
-        (None, []) if truth is None else _truth_to_polars(truth, [user, item, relevance, *groups])
+        (None, []) if truth is None else _truth_to_polars(truth, truth_roles)
     )
-    result = _core_evaluate(
-        frame, truth_frame, metrics, user=user, item=item, rank=rank, score=score,
-        relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
-        ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-        users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
-        unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
-        conventions=conventions, interactions=interactions, items=items, category=category,
-    )  # fmt: skip
+    result = _core_evaluate(frame, truth_frame, metrics, per_user=per_user, **options)
     return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
 
 
@@ -437,37 +401,10 @@ class _FrameRank:
         truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         per_user: bool = False,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | Mapping[float, float] | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: UsersWithoutRecs | None = None,
-        users_without_truth: UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates | None = None,
-        ideal: Ideal | None = None,
-        unjudged: Unjudged | None = None,
-        nonpositive_scores: NonpositiveScores | None = None,
-        user_sets: UserSets | None = None,
-        conventions: Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:
-        return evaluate(
-            self._frame, truth, metrics, user=user, item=item, rank=rank, score=score,
-            relevance=relevance, by=by, per_user=per_user, denominator=denominator, gain=gain,
-            ties=ties, relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates, ideal=ideal,
-            unjudged=unjudged, nonpositive_scores=nonpositive_scores, user_sets=user_sets,
-            conventions=conventions, interactions=interactions, items=items, category=category,
-        )  # fmt: skip
+        return evaluate(self._frame, truth, metrics, per_user=per_user, **options)
 
     # compare and curves take pandas frames themselves: these forward to them directly
     def compare(
@@ -477,12 +414,6 @@ class _FrameRank:
         *,
         system: str = "model",
         baseline: Any = None,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         test: _stats.Test = "t",
         ci: float = 0.95,
         ci_method: _stats.CiMethod = "t",
@@ -490,26 +421,12 @@ class _FrameRank:
         alpha: float = 0.05,
         n_resamples: int = 10_000,
         seed: int | None = 0,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: UsersWithoutRecs | None = None,
-        users_without_truth: UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates = "error",
-        conventions: Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:
         return _compare(
-            self._frame, truth, metrics, system=system, baseline=baseline, user=user, item=item,
-            rank=rank, score=score, relevance=relevance, by=by, test=test, ci=ci,
+            self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
             ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, denominator=denominator, gain=gain, ties=ties,
-            relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions, interactions=interactions, items=items, category=category,
+            seed=seed, **options,
         )  # fmt: skip
 
     def curves(
@@ -518,32 +435,10 @@ class _FrameRank:
         metrics: str | Sequence[str],
         *,
         k: int | Iterable[int] = range(1, 101),
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        relevance: str | None = None,
-        by: str | Sequence[str] | None = None,
         ci: float | None = None,
-        denominator: _metrics.Denominator | None = None,
-        gain: _metrics.Gain | None = None,
-        ties: _ranking.Ties | None = None,
-        relevance_level: float | None = None,
-        users_without_recs: UsersWithoutRecs | None = None,
-        users_without_truth: UsersWithoutTruth | None = None,
-        duplicates: _ranking.Duplicates | None = None,
-        conventions: Preset | _Conventions = "default",
-        interactions: Any = None,
-        items: Any = None,
-        category: str | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:
-        return _curves(
-            self._frame, truth, metrics, k=k, user=user, item=item, rank=rank, score=score,
-            relevance=relevance, by=by, ci=ci, denominator=denominator, gain=gain, ties=ties,
-            relevance_level=relevance_level, users_without_recs=users_without_recs,
-            users_without_truth=users_without_truth, duplicates=duplicates,
-            conventions=conventions, interactions=interactions, items=items, category=category,
-        )  # fmt: skip
+        return _curves(self._frame, truth, metrics, k=k, ci=ci, **options)
 
 
 _relevance = relevance  # the method's parameter named `relevance` shadows the function

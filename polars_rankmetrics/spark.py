@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -52,21 +52,10 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
 from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
-    CONVENTION_KEYWORDS,
     Conventions,
-    Denominator,
-    Duplicates,
-    Gain,
-    Ideal,
-    NonpositiveScores,
-    Preset,
-    Ties,
-    Unjudged,
-    UserSets,
-    UsersWithoutRecs,
-    UsersWithoutTruth,
     resolve,
 )
 from polars_rankmetrics.evaluate import (
@@ -161,29 +150,9 @@ def evaluate(
     truth: DataFrame | None,
     metrics: str | Sequence[str],
     *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    denominator: Denominator | None = None,
-    gain: Gain | Mapping[float, float] | None = None,
-    ties: Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates | None = None,
-    ideal: Ideal | None = None,
-    unjudged: Unjudged | None = None,
-    nonpositive_scores: NonpositiveScores | None = None,
-    user_sets: UserSets | None = None,
-    conventions: Preset | Conventions = "default",
-    interactions: DataFrame | None = None,
-    items: DataFrame | pl.DataFrame | None = None,
-    category: str | None = None,
     n_buckets: int | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> DataFrame:
     r"""Evaluate Spark recommendations against the truth: per-user scores or their means.
 
@@ -206,26 +175,22 @@ def evaluate(
         ``pyspark.sql.DataFrame`` in the long format of
         :func:`polars_rankmetrics.evaluate`; ``truth`` may be ``None`` when
         every metric describes the lists themselves.
-    metrics, user, item, rank, score, relevance, by, per_user
+    metrics, per_user
         As in :func:`polars_rankmetrics.evaluate`.
-    denominator, gain, ties, relevance_level, users_without_recs, users_without_truth
-        As in :func:`polars_rankmetrics.evaluate`; ``ties="input"`` is the
-        order of the rows as Spark reads them (``monotonically_increasing_id``).
-    duplicates, ideal, unjudged, nonpositive_scores, user_sets, conventions
-        As in :func:`polars_rankmetrics.evaluate`.
-    interactions
-        The training history (``pyspark.sql.DataFrame``), for novelty, arp,
-        long_tail and calibration, as in :func:`polars_rankmetrics.evaluate`.
-    items, category
-        The item catalog, a ``pyspark.sql.DataFrame`` or a Polars
-        ``DataFrame`` (collected to the driver and sent to every task: one
-        row per item), and its category column, as in
-        :func:`polars_rankmetrics.evaluate`.
     n_buckets
         How many buckets of users the work is cut into (each is evaluated by
         one Polars call holding its rows in memory). Default: one per 64 MiB of
         input by Spark's size estimate, and at least three per core of the
         cluster (``defaultParallelism``).
+    **options
+        Every option of :func:`polars_rankmetrics.evaluate`
+        (:class:`polars_rankmetrics.EvaluateOptions`): the column roles, the
+        conventions (``ties="input"`` is the order of the rows as Spark reads
+        them, ``monotonically_increasing_id``) and the list inputs:
+        ``interactions``, the training history as a ``pyspark.sql.DataFrame``;
+        ``items``, the catalog, a ``pyspark.sql.DataFrame`` or a Polars
+        ``DataFrame`` (collected to the driver and sent to every task: one
+        row per item), and its ``category`` column.
 
     Returns
     -------
@@ -302,33 +267,24 @@ def evaluate(
     +-----+----------+
     <BLANKLINE>
     """
+    metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
+    given = read(options, function="spark.evaluate")
+    user, item, rank, score, relevance, by = (
+        given.user, given.item, given.rank, given.score, given.relevance, given.by,
+    )  # fmt: skip
+    interactions, items, category = given.interactions, given.items, given.category
+    conventions = given.conventions
+    # what every Polars call of the buckets takes besides the list inputs
+    polars_options: dict[str, Any] = {
+        name: value for name, value in given.as_keywords().items()
+        if name not in ("interactions", "items", "category")
+    }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
             raise TypeError(
                 f"{name} must be a pyspark.sql.DataFrame, got {type(frame).__name__} "
                 "(Polars or pandas frames: use polars_rankmetrics.evaluate)"
             )
-    metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
-    options: dict[str, Any] = {
-        "user": user,
-        "item": item,
-        "rank": rank,
-        "score": score,
-        "relevance": relevance,
-        "by": by,
-        "denominator": denominator,
-        "gain": gain,
-        "ties": ties,
-        "relevance_level": relevance_level,
-        "users_without_recs": users_without_recs,
-        "users_without_truth": users_without_truth,
-        "duplicates": duplicates,
-        "ideal": ideal,
-        "unjudged": unjudged,
-        "nonpositive_scores": nonpositive_scores,
-        "user_sets": user_sets,
-        "conventions": conventions,
-    }
     # schema-level checks and the output schema: the Polars pipeline on empty frames
     # of the same schemas raises exactly what it raises on one machine
     empty: dict[str, Any] = {
@@ -338,14 +294,19 @@ def evaluate(
     }
     empty_truth = None if truth is None else _empty_like(truth.schema)
     dry = _evaluate_polars(
-        _empty_like(recs.schema), empty_truth, metric_list, per_user=per_user, **options, **empty
+        _empty_like(recs.schema),
+        empty_truth,
+        metric_list,
+        per_user=per_user,
+        **polars_options,
+        **empty,
     )
     if n_buckets is not None and (
         isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
     ):
         raise ValueError(f"n_buckets must be a positive integer or None, got {n_buckets!r}")
     specs = parse_metrics(metric_list)
-    conv = resolve(conventions, **{name: options[name] for name in CONVENTION_KEYWORDS})
+    conv = resolve(conventions, **given.conventions_given())
     parts = tuple(aggregation_parts(metric_list))
     _refuse_group_measures(parts, specs)
     _refuse_condensed_lists(specs, conv)
@@ -376,7 +337,7 @@ def evaluate(
             empty_truth,
             metric_list,
             per_user=per_user,
-            **options,
+            **polars_options,
             **{**empty, "items": catalog},
         )
 
@@ -392,7 +353,7 @@ def evaluate(
     plan = _Plan(
         metrics=bucket_metrics,
         renames=renames,
-        options=options,
+        options=polars_options,
         conventions=conv,
         by=tuple(by_list),
         user=user,

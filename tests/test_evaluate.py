@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import typing
 
 import polars as pl
 import pytest
@@ -317,14 +318,19 @@ def test_expressions_on_labeled_frames_match_evaluate() -> None:
         assert by_hand[name].to_list() == pytest.approx(evaluated[column].to_list())
 
 
-@pytest.mark.parametrize("name", ["positions", "relevance", "evaluate"])
+@pytest.mark.parametrize("name", ["positions", "relevance"])
 def test_namespace_methods_mirror_the_functions(name: str) -> None:
+    """evaluate, compare and curves: tests/test_signatures.py, annotations included."""
     function = getattr(prm, name)
     method = getattr(pl.DataFrame({"a": [1]}).rank, name)
-    assert (
-        list(inspect.signature(method).parameters)
-        == list(inspect.signature(function).parameters)[1:]
-    )
+    own = list(inspect.signature(method).parameters.values())
+    theirs = list(inspect.signature(function).parameters.values())[1:]
+    assert [(p.name, p.kind, p.default) for p in own] == [
+        (p.name, p.kind, p.default) for p in theirs
+    ]
+    own_hints = typing.get_type_hints(method.__func__)
+    their_hints = typing.get_type_hints(function)
+    assert [own_hints[p.name] for p in own] == [their_hints[p.name] for p in theirs]
     assert method.__doc__ == function.__doc__
 
 

@@ -27,8 +27,7 @@ are returned beside the plan, for :func:`polars_rankmetrics._validation.guard`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -60,6 +59,7 @@ from polars_rankmetrics._pipeline.inputs import (
 )
 from polars_rankmetrics._pipeline.kernel import per_user_partials
 from polars_rankmetrics._pipeline.lists import list_parts
+from polars_rankmetrics._pipeline.options import Options
 from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import counted_parts, judged_users, user_sets_check
@@ -70,7 +70,7 @@ from polars_rankmetrics._pipeline.rank_cut import (
     retrieved_recs,
 )
 from polars_rankmetrics._pipeline.truth import grade_levels
-from polars_rankmetrics.conventions import CONVENTION_KEYWORDS, Conventions, resolve
+from polars_rankmetrics.conventions import Conventions, resolve
 
 _HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
@@ -82,36 +82,29 @@ Checks = list[tuple[pl.LazyFrame, list[v.DataCheck]]]
 
 
 def plan_call(
-    arguments: Mapping[str, Any],
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    metrics: str | Sequence[str],
+    options: Options,
 ) -> tuple[pl.LazyFrame, Checks, list[Request], list[str], pl.LazyFrame | None]:
     """:func:`plan` for a call of ``evaluate`` or ``per_user_parts``.
 
     See :func:`polars_rankmetrics.evaluate.evaluate` and
-    :func:`polars_rankmetrics.evaluate.per_user_parts`.
-
-    ``arguments``: the call's arguments by name (both functions take the same
-    keywords), read here once: the conventions resolved, the roles gathered.
+    :func:`polars_rankmetrics.evaluate.per_user_parts`. ``options``: the
+    call's keyword options (:func:`polars_rankmetrics._pipeline.options.read`),
+    read here once: the conventions resolved, the roles gathered.
     """
-    conv = resolve(
-        arguments["conventions"], **{name: arguments[name] for name in CONVENTION_KEYWORDS}
-    )
+    conv = resolve(options.conventions, **options.conventions_given())
     roles = Roles(
-        arguments["user"],
-        arguments["item"],
-        arguments["rank"],
-        arguments["score"],
-        arguments["relevance"],
-        tuple(as_list(arguments["by"])),
+        options.user,
+        options.item,
+        options.rank,
+        options.score,
+        options.relevance,
+        tuple(as_list(options.by)),
     )
-    described = ListInputs(arguments["interactions"], arguments["items"], arguments["category"])
-    return plan(
-        arguments["recs"],
-        arguments["truth"],
-        arguments["metrics"],
-        roles,
-        conv,
-        described=described,
-    )
+    described = ListInputs(options.interactions, options.items, options.category)
+    return plan(recs, truth, metrics, roles, conv, described=described)
 
 
 def plan(

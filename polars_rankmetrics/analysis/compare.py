@@ -22,18 +22,11 @@ import polars as pl
 
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
-from polars_rankmetrics.conventions import (
-    Conventions,
-    Preset,
-    UsersWithoutRecs,
-    UsersWithoutTruth,
-)
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric, parse_metrics
-from polars_rankmetrics.metrics import Denominator, Gain
-from polars_rankmetrics.ranking import Duplicates, Ties
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
 
@@ -308,12 +301,6 @@ def compare(
     *,
     system: str = "model",
     baseline: Any = None,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
     test: Test = "t",
     ci: float = 0.95,
     ci_method: CiMethod = "t",
@@ -321,17 +308,7 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
-    denominator: Denominator | None = None,
-    gain: Gain | None = None,
-    ties: Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates | None = None,
-    conventions: Preset | Conventions = "default",
-    interactions: Any = None,
-    items: Any = None,
-    category: str | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> FrameT:
     """Evaluate several systems and compare them: means, intervals, paired tests.
 
@@ -362,19 +339,14 @@ def compare(
         ``system``.
     baseline
         The system every other one is compared with; ``None``: every pair.
-    user, item, rank, score, relevance, by
-        Column roles and the other grouping columns, as for ``evaluate``.
     test, ci, ci_method, correction, alpha, n_resamples, seed
         As for :func:`compare_per_user`.
-    denominator, gain, ties, relevance_level, users_without_recs, \
-users_without_truth, duplicates, conventions
-        The conventions of ``evaluate`` (``None``: the preset's value). They
-        decide each user's scores and which users count, hence who is paired.
-    interactions, items, category
-        The inputs of the per-user measures of the lists themselves
-        (``novelty``, ``arp``, ``long_tail``, ``ild``, ``calibration``), as for
-        ``evaluate``: the training history (shared by the systems), the item
-        catalog and its category column.
+    **options
+        Every option of ``evaluate`` (:class:`polars_rankmetrics.EvaluateOptions`),
+        forwarded to it: the column roles and the other grouping columns
+        (``by``), the conventions (they decide each user's scores and which
+        users count, hence who is paired) and the inputs of the measures of
+        the lists (the training history, shared by the systems; the catalog).
 
     Returns
     -------
@@ -416,13 +388,15 @@ users_without_truth, duplicates, conventions
     knn finds every user's item first (RR = 1), pop never (RR = 0): d = 1 for
     every user, zero variance with a nonzero difference, p = 0.
     """
-    options = _check_options(
+    statistics = _check_options(
         test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed,
     )  # fmt: skip
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
-    others = _as_list(by)
+    given = read(options, function="compare")
+    user = given.user
+    others = _as_list(given.by)
     if system in others:
         raise ValueError(f"system column {system!r} is also in by={others}: name it once")
     labels = [spec.label for spec in parse_metrics(metrics)]
@@ -433,23 +407,7 @@ users_without_truth, duplicates, conventions
                 f"compare cannot test {label!r}: {reason}; compute it per system with "
                 f"evaluate(recs, truth, [{label!r}], by={system!r}, ...) instead"
             )
-    given = {
-        name: value
-        for name, value in (
-            ("denominator", denominator),
-            ("gain", gain),
-            ("ties", ties),
-            ("users_without_recs", users_without_recs),
-            ("users_without_truth", users_without_truth),
-        )
-        if value is not None
-    }
-    kwargs: dict[str, Any] = {
-        "user": user, "item": item, "rank": rank, "score": score, "relevance": relevance,
-        "by": [*others, system], "per_user": True, "relevance_level": relevance_level,
-        "duplicates": duplicates, "conventions": conventions, **given,
-        "interactions": interactions, "items": items, "category": category,
-    }  # fmt: skip
+    kwargs: dict[str, Any] = {**options, "by": [*others, system], "per_user": True}
     if _is_pandas(recs):
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
@@ -461,7 +419,7 @@ users_without_truth, duplicates, conventions
         scores = _evaluate(frame, truth_frame, labels, **kwargs)
         result = _compare_frame(
             scores, labels, system=system, user=user, by=others, baseline=baseline,
-            options=options,
+            options=statistics,
         )  # fmt: skip
         return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
     if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
@@ -473,7 +431,7 @@ users_without_truth, duplicates, conventions
     collected = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
     result = _compare_frame(
         collected, labels, system=system, user=user, by=others, baseline=baseline,
-        options=options,
+        options=statistics,
     )  # fmt: skip
     return cast("FrameT", result.lazy() if isinstance(recs, pl.LazyFrame) else result)
 

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import re
 import sys
@@ -29,6 +28,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
+from polars_rankmetrics._pipeline.options import DEFAULTS, EvaluateOptions
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
 
@@ -456,33 +456,34 @@ def show(frame: pl.DataFrame, output_format: str) -> str:
 
 
 def add_api_options(
-    parser: argparse.ArgumentParser, function: Any, names: Sequence[str], *, group: str
+    parser: argparse.ArgumentParser, names: Sequence[str], *, group: str
 ) -> list[str]:
-    """Add one ``--option`` per keyword parameter ``names`` of ``function``, from its types.
+    """Add one ``--option`` per keyword option ``names`` of ``evaluate``, from their declaration.
 
-    A ``Literal`` parameter becomes an option with those choices, a number a
-    typed option; the default is left out so that the function's own default
-    (or its ``conventions`` preset) applies. Returns the ``dest`` names, to
-    pass back with :func:`api_options`.
+    The types and defaults are those of
+    :class:`polars_rankmetrics._pipeline.options.EvaluateOptions`, the one
+    place every surface reads them from: a ``Literal`` option becomes an
+    option with those choices, a number a typed option. The default is left
+    out so that the API's own default (or its ``conventions`` preset)
+    applies. Returns the ``dest`` names, to pass back with :func:`api_options`.
     """
-    hints = typing.get_type_hints(function)
-    signature = inspect.signature(function)
+    hints = typing.get_type_hints(EvaluateOptions)
     options = parser.add_argument_group(group)
     for name in names:
         hint = hints[name]
-        default = signature.parameters[name].default
+        default = DEFAULTS[name]
         flag = "--" + name.replace("_", "-")
-        shown = "" if default in (None, inspect.Parameter.empty) else f" (default: {default})"
+        shown = "" if default is None else f" (default: {default})"
         kinds = _flatten(hint)
         choices = [kind for kind in kinds if isinstance(kind, str)]
         if choices:
-            options.add_argument(flag, choices=choices, help=f"see {function.__name__}(){shown}")
+            options.add_argument(flag, choices=choices, help=f"see evaluate(){shown}")
         elif float in kinds or int in kinds:
             numeric = float if float in kinds else int
-            options.add_argument(flag, type=numeric, help=f"see {function.__name__}(){shown}")
-        else:  # pragma: no cover - a new kind of parameter needs a rule here
-            raise TypeError(f"no command-line rule for parameter {name!r} of type {hint}")
-        # the function's default applies unless the option is given
+            options.add_argument(flag, type=numeric, help=f"see evaluate(){shown}")
+        else:  # pragma: no cover - a new kind of option needs a rule here
+            raise TypeError(f"no command-line rule for option {name!r} of type {hint}")
+        # the API's default applies unless the option is given
         parser.set_defaults(**{name: None})
     return list(names)
 

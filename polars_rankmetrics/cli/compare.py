@@ -42,7 +42,7 @@ from polars_rankmetrics.cli._common import (
 )
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
-from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.evaluate import parse_metric
 
 __all__ = ["add", "run"]
 
@@ -93,7 +93,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     )
     lists.add_argument("--items", metavar="PATH", help="item catalog (item[, category]): ild")
     lists.add_argument("--category", help="category column of --items: ild, calibration")
-    add_api_options(command, evaluate, CONVENTIONS, group="conventions (as in evaluate())")
+    add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
         default="markdown",

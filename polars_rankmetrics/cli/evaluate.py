@@ -69,7 +69,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     )
     lists.add_argument("--category", help="category column of --items: ild, calibration")
     command.add_argument("--relevance", help="graded relevance column of the truth")
-    add_api_options(command, evaluate, CONVENTIONS, group="conventions (as in evaluate())")
+    add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
     output.add_argument("--format", default="table", choices=DISPLAY_FORMATS)
     output.add_argument(

@@ -1,0 +1,184 @@
+"""The keyword options every surface shares, declared once: roles, conventions, list inputs.
+
+``evaluate``, ``per_user_parts``, ``compare``, ``curves``, the ``.rank``
+namespace, the pandas accessor and ``spark.evaluate`` take exactly these
+keywords as ``**options: Unpack[EvaluateOptions]`` and forward them; none of
+them copies a keyword by hand, so none can drift (a default, a ``Literal``
+missing a value). Type checkers see every keyword and its type through
+``Unpack`` (PEP 692); :func:`read` checks the names at run time and fills the
+defaults, which live here and nowhere else (:data:`DEFAULTS`).
+``tests/test_signatures.py`` pins every public signature to these
+declarations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import Unpack
+
+from polars_rankmetrics.conventions import (
+    Conventions,
+    Denominator,
+    Duplicates,
+    Gain,
+    Ideal,
+    NonpositiveScores,
+    Preset,
+    Ties,
+    Unjudged,
+    UserSets,
+    UsersWithoutRecs,
+    UsersWithoutTruth,
+)
+
+__all__ = [
+    "DEFAULTS",
+    "ConventionOptions",
+    "EvaluateOptions",
+    "ListInputs",
+    "Options",
+    "Roles",
+    "Unpack",
+    "names",
+    "read",
+]
+
+
+class Roles(TypedDict, total=False):
+    """The columns by role, and the groups evaluated side by side.
+
+    ``user`` (default ``"user"``), ``item`` (``"item"``), ``rank``
+    (``"rank"``), ``score`` (``None``: ranks are given), ``relevance``
+    (``None``: every truth row is relevant with grade 1) and ``by``
+    (``None``: one group).
+    """
+
+    user: str
+    item: str
+    rank: str
+    score: str | None
+    relevance: str | None
+    by: str | Sequence[str] | None
+
+
+class ConventionOptions(TypedDict, total=False):
+    """The conventions of :class:`polars_rankmetrics.Conventions`, one keyword each.
+
+    Every one defaults to ``None``: the value of the ``conventions`` preset
+    (``"default"`` unless given), which may also be a
+    :class:`~polars_rankmetrics.Conventions` object.
+    """
+
+    denominator: Denominator | None
+    gain: Gain | Mapping[float, float] | None
+    ties: Ties | None
+    relevance_level: float | None
+    users_without_recs: UsersWithoutRecs | None
+    users_without_truth: UsersWithoutTruth | None
+    duplicates: Duplicates | None
+    ideal: Ideal | None
+    unjudged: Unjudged | None
+    nonpositive_scores: NonpositiveScores | None
+    user_sets: UserSets | None
+    conventions: Preset | Conventions
+
+
+class ListInputs(TypedDict, total=False):
+    """What the measures of the lists themselves read besides the lists (default ``None``).
+
+    ``interactions``: the training history (novelty, arp, long_tail,
+    calibration); ``items``: the item catalog (coverage, gini, ild,
+    calibration); ``category``: its category column (ild, calibration).
+    """
+
+    interactions: Any
+    items: Any
+    category: str | None
+
+
+class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
+    """Every keyword option of ``evaluate`` and of each surface that forwards to it."""
+
+
+#: The default of every option: the one place it is written.
+DEFAULTS: Final[Mapping[str, object]] = {
+    "user": "user",
+    "item": "item",
+    "rank": "rank",
+    "score": None,
+    "relevance": None,
+    "by": None,
+    **dict.fromkeys(ConventionOptions.__annotations__, None),
+    "conventions": "default",
+    "interactions": None,
+    "items": None,
+    "category": None,
+}
+
+
+def names(declaration: type) -> tuple[str, ...]:
+    """The keyword names of one of the declarations above, in declaration order."""
+    return tuple(declaration.__annotations__)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options of one call with every default filled in (see :class:`EvaluateOptions`)."""
+
+    user: str
+    item: str
+    rank: str
+    score: str | None
+    relevance: str | None
+    by: str | Sequence[str] | None
+    denominator: Denominator | None
+    gain: Gain | Mapping[float, float] | None
+    ties: Ties | None
+    relevance_level: float | None
+    users_without_recs: UsersWithoutRecs | None
+    users_without_truth: UsersWithoutTruth | None
+    duplicates: Duplicates | None
+    ideal: Ideal | None
+    unjudged: Unjudged | None
+    nonpositive_scores: NonpositiveScores | None
+    user_sets: UserSets | None
+    conventions: Preset | Conventions
+    interactions: Any
+    items: Any
+    category: str | None
+
+    def conventions_given(self) -> dict[str, Any]:
+        """The convention keywords, for :func:`polars_rankmetrics.conventions.resolve`."""
+        return {name: getattr(self, name) for name in names(ConventionOptions)[:-1]}
+
+    def as_keywords(self) -> dict[str, Any]:
+        """Every option by name, to forward to another surface."""
+        return {name: getattr(self, name) for name in DEFAULTS}
+
+
+def read(given: Mapping[str, object], *, function: str) -> Options:
+    """The options of a call of ``function``: unknown keywords refused, defaults filled in.
+
+    Examples
+    --------
+    >>> read({"score": "s"}, function="evaluate").score
+    's'
+    >>> read({"scroe": "s"}, function="evaluate")
+    Traceback (most recent call last):
+    ...
+    TypeError: evaluate() got an unexpected keyword argument 'scroe'; did you mean 'score'?
+    """
+    unknown = [name for name in given if name not in DEFAULTS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(DEFAULTS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; options are {list(DEFAULTS)}"
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    return Options(**{**DEFAULTS, **given})  # type: ignore[arg-type]

@@ -1,0 +1,136 @@
+"""Every public surface takes the shared keyword options from their one declaration.
+
+``polars_rankmetrics._pipeline.options`` declares the column roles, the
+conventions and the list inputs once (``EvaluateOptions``); each surface takes
+them as ``**options: Unpack[EvaluateOptions]`` and copies none by hand. These
+tests pin that, with the resolved annotations and defaults (not just the
+names), so that a keyword added, retyped or re-defaulted on one surface only
+fails here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_rankmetrics as prm
+from polars_rankmetrics import namespace
+from polars_rankmetrics._pipeline import options as declared
+from polars_rankmetrics.cli import build_parser
+
+pd = pytest.importorskip("pandas")
+from polars_rankmetrics import pandas as prm_pd  # noqa: E402 - after the pandas check
+
+OPTIONS = set(declared.DEFAULTS)
+UNPACKED = typing.Unpack[declared.EvaluateOptions]  # type: ignore[misc]
+
+
+def _forwarders() -> dict[str, Callable[..., Any]]:
+    frame = pl.DataFrame({"user": [1], "item": ["a"], "rank": [1]})
+    found: dict[str, Callable[..., Any]] = {
+        "evaluate": prm.evaluate,
+        "per_user_parts": prm.per_user_parts,
+        "compare": prm.compare,
+        "curves": prm.curves,
+        "pandas.evaluate": prm_pd.evaluate,
+    }
+    for kind, space in (
+        ("DataFrame", namespace.RankFrameNamespace(frame)),
+        ("LazyFrame", namespace.RankLazyFrameNamespace(frame.lazy())),
+        ("pandas", pd.DataFrame({"a": [1]}).rank),
+    ):
+        for name in ("evaluate", "compare", "curves"):
+            found[f"{kind}.rank.{name}"] = getattr(space, name)
+    try:
+        from polars_rankmetrics import spark  # noqa: PLC0415 - only with pyspark
+    except ImportError:
+        pass
+    else:
+        found["spark.evaluate"] = spark.evaluate
+    return found
+
+
+FORWARDERS = _forwarders()
+
+
+def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+    target = getattr(function, "__func__", function)
+    return typing.get_type_hints(target, include_extras=True)
+
+
+@pytest.mark.parametrize("name", list(FORWARDERS))
+def test_the_options_come_from_their_one_declaration(name: str) -> None:
+    function = FORWARDERS[name]
+    parameters = inspect.signature(function).parameters
+    copied = sorted(OPTIONS.intersection(parameters))
+    assert not copied, f"{name} copies the shared option(s) {copied} by hand"
+    variadic = [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    assert [p.name for p in variadic] == ["options"], name
+    assert _hints(function)["options"] == UNPACKED, name
+
+
+@pytest.mark.parametrize("name", [name for name in FORWARDERS if ".rank." in name])
+def test_each_method_is_its_function_less_the_frame(name: str) -> None:
+    """Same keyword parameters, annotations and defaults as the function it forwards to."""
+    method = FORWARDERS[name]
+    function = {"evaluate": prm.evaluate, "compare": prm.compare, "curves": prm.curves}[
+        name.rsplit(".", 1)[1]
+    ]
+    if name.startswith("pandas.") and name.endswith("evaluate"):
+        function = prm_pd.evaluate
+    own = inspect.signature(method).parameters
+    theirs = inspect.signature(function).parameters
+    keywords = [p for p in theirs.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert [p.name for p in keywords] == [
+        p.name for p in own.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    method_hints, function_hints = _hints(method), _hints(function)
+    for parameter in [*keywords, theirs["options"]]:
+        assert own[parameter.name].default == parameter.default, (name, parameter.name)
+        assert method_hints[parameter.name] == function_hints[parameter.name], (
+            name,
+            parameter.name,
+        )
+    assert method.__doc__ == function.__doc__
+
+
+def test_every_declared_option_has_a_default_and_a_type() -> None:
+    hints = typing.get_type_hints(declared.EvaluateOptions)
+    assert set(hints) == OPTIONS
+    assert list(declared.Options.__dataclass_fields__) == list(declared.DEFAULTS)
+
+
+def test_the_command_line_offers_every_convention_with_its_declared_choices() -> None:
+    parser = build_parser()
+    evaluate_parser = next(
+        action.choices["evaluate"]
+        for action in parser._actions
+        if isinstance(action.choices, dict) and "evaluate" in action.choices
+    )
+    offered = {action.dest: action for action in evaluate_parser._actions}
+    hints = typing.get_type_hints(declared.ConventionOptions)
+    for name, hint in hints.items():
+        assert name in offered, f"rankmetrics evaluate has no --{name.replace('_', '-')}"
+        literals = [
+            value
+            for arg in typing.get_args(hint)
+            for value in (typing.get_args(arg) if typing.get_origin(arg) is typing.Literal else ())
+        ]
+        if literals:
+            assert list(offered[name].choices) == literals, name
+
+
+def test_an_unknown_keyword_is_refused_with_the_closest_option() -> None:
+    recs = pl.DataFrame({"user": [1], "item": ["a"], "rank": [1]})
+    with pytest.raises(
+        TypeError,
+        match=r"evaluate\(\) got an unexpected keyword argument 'scroe'; did you mean 'score'\?",
+    ):
+        prm.evaluate(recs, recs, ["mrr"], scroe="s")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"compare.*'tie'.*did you mean 'ties'"):
+        prm.compare(recs, recs, ["mrr"], tie="first")  # type: ignore[call-arg]

@@ -61,12 +61,12 @@ def _from_pandas(result: Any) -> pl.DataFrame:
     return pl.from_pandas(result)
 
 
+# pandas is always a backend: without it (or pyarrow) its cases skip, visibly
 BACKENDS = [
     Backend("polars-eager", lambda frame: frame, lambda result: result),
     Backend("polars-lazy", lambda frame: frame.lazy(), lambda result: result.collect()),
+    Backend("pandas", _to_pandas, _from_pandas),
 ]
-if HAS_PANDAS:
-    BACKENDS.append(Backend("pandas", _to_pandas, _from_pandas))
 
 
 @pytest.fixture(params=BACKENDS, ids=[backend.name for backend in BACKENDS])
@@ -75,6 +75,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     backend: Backend = request.param
     if backend.name == "pandas":
         pytest.importorskip("pandas")
+        pytest.importorskip("pyarrow")
     return backend
 
 

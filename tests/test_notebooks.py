@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,53 +39,50 @@ def _ends_in_expression(source: str) -> bool:
     return bool(body) and isinstance(body[-1], ast.Expr)
 
 
-# Runs in a child interpreter: the kernel and its ZeroMQ sockets live and die there, so
-# their teardown cannot trip this process's warnings-as-errors.
-_EXECUTE = """
-import json, sys, time
-from pathlib import Path
+# a warning names the kernel's temporary file of the cell: another one every run
+_CELL_FILE = re.compile(r"\S*ipykernel_\d+\S*\.py:\d+")
 
-import nbformat
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
 
-notebook, kernels, timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-# the only kernel: this interpreter (sys.executable), whatever kernels Jupyter has installed
-spec = kernels / "prm-tests"
-spec.mkdir(parents=True)
-argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-(spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "prm"}))
-specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
-client = NotebookClient(
-    nbformat.read(notebook, as_version=4),
-    km=KernelManager(kernel_name="prm-tests", kernel_spec_manager=specs),
-    timeout=timeout,
-    allow_errors=False,
-    resources={"metadata": {"path": str(notebook.parent)}},  # as Jupyter: next to the notebook
-)
-start = time.perf_counter()
-client.execute()  # raises CellExecutionError, naming the cell, on the first error
-print(f"{time.perf_counter() - start:.1f}")
-"""
+def _texts(cell: dict[str, Any]) -> list[str]:
+    """A cell's text outputs (printed text, values' text forms); pictures are compared apart."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            texts.append("".join(output["text"]))
+        elif "text/plain" in output.get("data", {}):
+            texts.append("".join(output["data"]["text/plain"]))
+    return [_CELL_FILE.sub("<cell>", text) for text in texts]
+
+
+def _pictures(cell: dict[str, Any]) -> int:
+    return sum("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
-def test_notebook_runs(notebook: Path, tmp_path: Path) -> None:
+def test_notebook_runs_and_gives_its_stored_outputs(notebook: Path, tmp_path: Path) -> None:
     for module in ("nbformat", "nbclient", "ipykernel", "altair", "vl_convert"):
         # nbclient and ipykernel come with the test extra; the charts need the plot extra
         pytest.importorskip(module)
-    # the kernel imports this checkout's package whether or not it is installed
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    executed = tmp_path / notebook.name
+    # a child interpreter: the kernel and its ZeroMQ sockets live and die there, so their
+    # teardown cannot trip this process's warnings-as-errors
     done = subprocess.run(
-        [sys.executable, "-c", _EXECUTE, str(notebook), str(tmp_path / "kernels"),
-         str(CELL_TIMEOUT_S)],
+        [sys.executable, str(NOTEBOOK_DIR / "execute.py"), str(notebook), "--out",
+         str(executed), "--timeout", str(CELL_TIMEOUT_S)],
         capture_output=True, text=True, check=False, timeout=NOTEBOOK_BUDGET_S + 60,
-        env={**os.environ, "PYTHONPATH": path},
     )  # fmt: skip
     assert done.returncode == 0, f"{notebook.name} failed:\n{done.stderr[-6000:]}"
     elapsed = float(done.stdout.split()[-1])
     assert elapsed < NOTEBOOK_BUDGET_S, f"{notebook.name} took {elapsed:.0f} s"
+    # what a reader sees stored is what the notebook computes today: every printed number
+    stored, fresh = _cells(notebook), _cells(executed)
+    assert len(stored) == len(fresh)
+    for index, (old, new) in enumerate(zip(stored, fresh, strict=True)):
+        assert _texts(new) == _texts(old), (
+            f"{notebook.name}: code cell {index} prints something else than its stored output; "
+            "re-execute it (python notebooks/execute.py)"
+        )
+        assert _pictures(new) == _pictures(old), f"{notebook.name}: code cell {index}'s charts"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)

@@ -15,7 +15,6 @@ import polars_rankmetrics as prm
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics._measures._registry import AGGREGATIONS, INPUTS, PART_SUFFIXES
 from tests import textbook
-from tests.conftest import Backend
 from tests.test_properties import Case, by_columns, cases
 
 RECS = {
@@ -198,17 +197,18 @@ SEAM_METRICS = [
 
 @pytest.mark.parametrize("users_without_truth", ["exclude", "judged", "zero"])
 @pytest.mark.parametrize("by", [None, "model"])
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
 def test_evaluate_is_aggregate_of_per_user_parts(
-    backend: Backend, by: str | None, users_without_truth: Any
+    lazy: bool, by: str | None, users_without_truth: Any
 ) -> None:
+    """The seam's functions take Polars frames (pandas reaches them through evaluate)."""
     data = pl.DataFrame(RECS)
     if by is None:
         data = data.filter(pl.col("model") == "a").drop("model")
-    recs, truth = backend.frame(data), backend.frame(TRUTH)
+    recs: pl.DataFrame | pl.LazyFrame = data.lazy() if lazy else data
+    truth: pl.DataFrame | pl.LazyFrame = pl.DataFrame(TRUTH)
+    truth = truth.lazy() if lazy else truth
     options: dict[str, Any] = {"by": by, "users_without_truth": users_without_truth}
-    if backend.name == "pandas":
-        # the seam's functions take Polars frames; pandas goes through Arrow
-        recs, truth = data, pl.DataFrame(TRUTH)
     parts = prm.per_user_parts(recs, truth, SEAM_METRICS, **options)
     combined = prm.aggregate(parts, SEAM_METRICS, by=by)
     direct = prm.evaluate(recs, truth, SEAM_METRICS, **options)

@@ -289,7 +289,7 @@ def plot_comparison(
             f"frame column 'significant' must be Boolean (adjusted p < alpha); "
             f"it is {data.schema['significant']}"
         )
-    known = {*needed, "effect_size", "p_value"}
+    known = {*needed, "n_paired", "effect_size", "p_value"}
     extra = [c for c in data.columns if c not in known]
     row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")
     data = data.with_columns(
@@ -323,6 +323,7 @@ def plot_comparison(
     ]
     diff_tooltip = [
         *tooltip,
+        *(["n_paired"] if "n_paired" in data.columns else []),
         alt.Tooltip("diff:Q", format="+.4f"),
         alt.Tooltip("diff_ci_low:Q", format="+.4f"),
         alt.Tooltip("diff_ci_high:Q", format="+.4f"),

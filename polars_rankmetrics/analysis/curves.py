@@ -193,23 +193,25 @@ def curves(
         pandas). ``truth`` may be ``None`` when every metric describes the
         lists themselves (novelty, ...).
     metrics
-        Names without a cutoff: ``precision``, ``recall``, ``f1``,
-        ``hit_rate`` (``hits``), ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``,
-        ``dcg``, ``pooled_recall``, and the measures of the lists themselves
-        ``novelty``, ``arp``, ``long_tail``, ``ild``, ``calibration``,
-        ``coverage``, ``gini``, ``personalization`` (parameters in the name:
-        ``"long_tail(head_share=0.1)"``). Metrics without a cutoff to vary
-        (``r_precision``, ``mean_rank``) are refused.
+        Metric names as ``evaluate`` spells them, without the cutoff: every
+        measure that has one (``precision``, ``map``, ``ndcg``, ``err``,
+        ``judged``, ``gm_map``, ..., and the measures of the lists themselves
+        such as ``novelty`` or ``coverage``), parameters in the name
+        (``"rbp(p=0.9)"``, ``"fbeta(beta=2)"``). Metrics without a cutoff to
+        vary (``r_precision``, ``mean_rank``) are refused.
     k
-        The cutoffs, e.g. ``range(1, 101)`` (the default) or ``[5, 10, 20]``.
+        The cutoffs: a Python or NumPy integer, or an iterable of them, e.g.
+        ``range(1, 101)`` (the default), ``[5, 10, 20]`` or
+        ``np.arange(1, 21)``.
     user, item, rank, score, relevance, by
         Column roles and groups, as for ``evaluate``.
     ci
         ``None`` (default) or a confidence level in (0, 1): adds ``ci_low``
         and ``ci_high``, the t-interval of the mean over users
-        (mean +- t_{(1+ci)/2, n-1} s / sqrt(n)); null for ``pooled_recall``,
-        ``coverage``, ``gini`` and ``personalization`` (not means over
-        users) and where fewer than 2 users count.
+        (mean +- t_{(1+ci)/2, n-1} s / sqrt(n)); null where the metric is not
+        a mean over users (pooled recall, the geometric means ``gm_map`` and
+        ``gm_bpref``, ``coverage``, ``gini``, ``personalization``) and where
+        fewer than 2 users count.
     denominator, gain, ties, relevance_level, users_without_recs, \
 users_without_truth, duplicates, conventions
         The conventions of ``evaluate`` (``None``: the preset's value).
@@ -231,11 +233,21 @@ users_without_truth, duplicates, conventions
     -----
     Every convention of ``evaluate`` applies unchanged (AP denominator,
     gains, ties from scores, graded relevance and its level, which users
-    count). Each metric is a step function X_u(k) over a divisor (precision:
-    k; F1: k + m_u with X = 2 hits; AP with ``"min_k"``: min(m_u, k) with X the
-    sum of P@i over found items); the sums over users at every k are running
-    sums of the steps of X, grouped by m_u where the divisor reads it, and the
-    ideal DCG is a running sum over the ideal positions.
+    count), except those that change the lists or the ideal with k
+    (``ties="average"``, ``ideal="k"``, ``unjudged="remove"``,
+    ``nonpositive_scores="drop"``, ``user_sets="strict"``), which are refused.
+    Each measure declares its curve step: running sums (or maxima) down the
+    list (hits, the AP sum, the ERR cascade, judged rows, the ideal DCG over
+    the ideal list) and the per-user value as their formula. A user's value
+    changes only at its rows and, where the formula reads k (AP's
+    ``min(m_u, k)``), at each position up to m_u; a divisor that grows with
+    k for ever (precision's k, F1's k + m_u) is applied at each requested k
+    to the sums of the users with the same m_u. The steps of each user's
+    value are summed in fixed point, so each value is ``evaluate``'s exact
+    mean (the same bits where the per-user values are computed alike). The
+    work is bounded by the rows and the longest list, not by the largest k.
+    Each measure combines its users as in ``evaluate``: a mean, a geometric
+    mean (the exponential of the mean of the floored logs), or pooled sums.
 
     The per-user measures of the lists (novelty, arp, long_tail, ild,
     calibration) change only at the ranks a list holds: each list gets its

@@ -184,6 +184,24 @@ def test_a_huge_k_costs_what_evaluate_costs() -> None:
     assert values == pytest.approx(want, rel=0.0, abs=1e-12)
 
 
+def test_a_huge_k_for_the_measures_of_the_lists() -> None:
+    recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
+    train = pl.DataFrame({"user": [1, 2, 3], "item": ["a", "a", "b"]})
+    catalog = pl.DataFrame({"item": ["a", "b", "c"], "genre": ["x", "y", "y"]})
+    inputs: dict[str, Any] = {"interactions": train, "items": catalog, "category": "genre"}
+    ks = [1, 2, HUGE]
+    result = prm.curves(recs, None, LISTS, k=ks, **inputs)
+    assert result.height == len(LISTS) * len(ks)
+    for label in LISTS:
+        wide = prm.evaluate(recs, None, [f"{label}@{k}" for k in ks], **inputs)
+        for k in ks:
+            got = result.filter(pl.col("metric") == label, pl.col("k") == k).item(0, "value")
+            want = wide.item(0, f"{label}@{k}")
+            assert (got is None) == (want is None), (label, k)
+            if got is not None:
+                assert math.isclose(got, want, rel_tol=0.0, abs_tol=1e-12), (label, k)
+
+
 def test_k_accepts_integers_and_refuses_the_rest(data: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     recs, truth = data
     common: dict[str, Any] = {"by": "model", "score": "score", "relevance": "rel"}

@@ -155,21 +155,25 @@ def average_precision(
     precision_sum: pl.Expr,
     hits: pl.Expr,
     n_relevant: pl.Expr,
-    k: int | None,
+    k: int | pl.Expr | None,
     denominator: Denominator,
 ) -> pl.Expr:
-    """``precision_sum / D`` with D = min(m_u, k), m_u, hits or k (0 when D is 0)."""
+    """``precision_sum / D`` with D = min(m_u, k), m_u, hits or k (0 when D is 0).
+
+    ``k`` may be an expression (a column of cutoffs, as ``curves`` reads it).
+    """
+    cutoff = k if isinstance(k, pl.Expr) else pl.lit(k)
     if denominator == "k":
         if k is None:
             raise ValueError(
                 "denominator='k' divides AP by the cutoff: ask for 'map@k' (e.g. 'map@10'), "
                 "not 'map'"
             )
-        divisor = pl.lit(float(k))
+        divisor = cutoff.cast(pl.Float64) if isinstance(k, pl.Expr) else pl.lit(float(k))
     elif denominator == "relevant":
         divisor = n_relevant
     elif denominator == "min_k":
-        divisor = n_relevant if k is None else pl.min_horizontal(n_relevant, pl.lit(k))
+        divisor = n_relevant if k is None else pl.min_horizontal(n_relevant, cutoff)
     else:
         divisor = hits
     return pl.when(divisor > 0).then(precision_sum / divisor).otherwise(0.0)

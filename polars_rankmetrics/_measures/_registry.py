@@ -73,6 +73,7 @@ import polars as pl
 from polars_rankmetrics._names import PREFIX
 
 if TYPE_CHECKING:
+    from polars_rankmetrics._measures._curve import CurveStep
     from polars_rankmetrics._pipeline.trec_plan import Plan, Request
     from polars_rankmetrics.conventions import Conventions
 
@@ -319,6 +320,11 @@ class Measure:
         ``ctx.mean_discount()``); the others refuse it.
     doc
         One line for the docs: what it is and its formula.
+    curve
+        Its curve step (:class:`polars_rankmetrics._measures._curve.CurveStep`):
+        how the per-user value evolves with k, from running states down the
+        list, for ``curves`` (every k in one pass); ``ctx.k`` is ``None``.
+        ``None``: ``curves`` cannot draw it (no cutoff, or not implemented).
     """
 
     name: str
@@ -337,6 +343,7 @@ class Measure:
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None
     tie_average: bool = False
+    curve: Callable[[Context], CurveStep] | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveState, CurveStep
 from polars_rankmetrics._measures._registry import (
     HIT_INDEX,
     N_RELEVANT,
@@ -22,7 +23,7 @@ from polars_rankmetrics._measures._registry import (
     Partial,
     register,
 )
-from polars_rankmetrics._measures.precision import hit_count
+from polars_rankmetrics._measures.precision import hit_count, hit_count_state
 
 
 def _partials(ctx: Context) -> list[Partial]:
@@ -75,6 +76,31 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(value, n_relevant)}
 
 
+def _curve(ctx: Context) -> CurveStep:
+    """The sum of P@i over the relevant rows down the list, over AP's denominator at k.
+
+    ``min(m_u, k)`` reads k up to m_u (the horizon); ``"k"`` divides by k at
+    every k (the divisor).
+    """
+    n_relevant = pl.col(N_RELEVANT)
+    term = pl.when(pl.col(RELEVANT)).then(pl.col(HIT_INDEX) / pl.col(ctx.rank)).otherwise(0.0)
+    states = (hit_count_state(ctx), CurveState(ctx.name("ap"), "hits", term))
+    precision_sum, hits = pl.col(ctx.name("ap")), pl.col(ctx.name("hits"))
+    denominator = ctx.conventions.denominator
+    if denominator == "k":
+        return CurveStep(
+            states,
+            lambda _k: {"": formula.defined(precision_sum, n_relevant)},
+            divisor=lambda k: k,
+        )
+
+    def value(k: pl.Expr) -> Mapping[str, pl.Expr]:
+        ap = formula.average_precision(precision_sum, hits, n_relevant, k, denominator)
+        return {"": formula.defined(ap, n_relevant)}
+
+    return CurveStep(states, value, horizon=n_relevant if denominator == "min_k" else None)
+
+
 AVERAGE_PRECISION = register(
     Measure(
         name="map",
@@ -83,6 +109,7 @@ AVERAGE_PRECISION = register(
         inputs=frozenset({"hits", "hit_index"}),
         hit_partials=_partials,
         finals=_finals,
+        curve=_curve,
         doc="AP@k = sum of P@i over relevant i <= k, / min(m_u, k), m_u or hits "
         "(denominator convention); MAP is its mean",
     )

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from polars_rankmetrics._measures._curve import CURVE_LIST, CurveState, CurveStep
 from polars_rankmetrics._measures._registry import (
     GRADE,
     MAX_GRADE,
@@ -49,9 +50,13 @@ def stop_probability(grade: pl.Expr, max_grade: pl.Expr) -> pl.Expr:
     return two.pow(exponent) - two.pow(-max_grade)
 
 
-def _partials(ctx: Context) -> list[Partial]:
+def _max_grade(ctx: Context) -> pl.Expr:
     given = ctx.params["max_grade"]
-    max_grade = pl.col(MAX_GRADE) if given is None else pl.lit(float(given))
+    return pl.col(MAX_GRADE) if given is None else pl.lit(float(given))
+
+
+def _partials(ctx: Context) -> list[Partial]:
+    max_grade = _max_grade(ctx)
     position = pl.col(ctx.rank)
     # in rank order within the list: the chance to reach each hit is the product of
     # (1 - R) over the hits above it (non-relevant rows have R = 0)
@@ -65,6 +70,16 @@ def _partials(ctx: Context) -> list[Partial]:
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": pl.col(ctx.name("err"))}
+
+
+def _curve(ctx: Context) -> CurveStep:
+    # the cascade down the list: each hit's term, its chance to be reached a running product
+    stop = stop_probability(pl.col(GRADE), _max_grade(ctx))
+    reach = (1.0 - stop).cum_prod().shift(1, fill_value=1.0).over(CURVE_LIST)
+    term = stop * reach * (1.0 / pl.col(ctx.rank).cast(pl.Float64))
+    return CurveStep(
+        (CurveState(ctx.name("err"), "hits", term),), lambda _k: {"": pl.col(ctx.name("err"))}
+    )
 
 
 ERR = register(
@@ -83,6 +98,7 @@ ERR = register(
         inputs=frozenset({"hits", "grades", "max_grade"}),
         hit_partials=_partials,
         finals=_finals,
+        curve=_curve,
         doc="ERR@k = sum_{i<=k} (1/i) R(g_i) prod_{j<i} (1 - R(g_j)), "
         "R(g) = (2^g - 1) / 2^g_max (Chapelle 2009)",
     )

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveStep
 from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Param, register
-from polars_rankmetrics._measures.precision import hit_count
+from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
 
 
 def _check_beta(beta: float) -> float:
@@ -33,6 +34,21 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(value, n_relevant)}
 
 
+def fbeta_curve(ctx: Context, beta: float) -> CurveStep:
+    """``(1 + b^2) hits`` over the divisor ``b^2 m_u + k`` (formula.fbeta's, at every k)."""
+    weight = beta * beta
+    step = hit_count_curve(ctx, lambda hits: (1.0 + weight) * hits.cast(pl.Float64))
+    return CurveStep(
+        step.states,
+        step.value,
+        divisor=lambda k: weight * pl.col(N_RELEVANT).cast(pl.Float64) + k,
+    )
+
+
+def _curve(ctx: Context) -> CurveStep:
+    return fbeta_curve(ctx, float(ctx.params["beta"] or 1.0))
+
+
 FBETA = register(
     Measure(
         name="fbeta",
@@ -43,6 +59,7 @@ FBETA = register(
         ),
         hit_partials=hit_count,
         finals=_finals,
+        curve=_curve,
         doc="fbeta(beta=b)@k = (1 + b^2) hits@k / (b^2 m_u + k), the F-beta of P@k and R@k",
     )
 )

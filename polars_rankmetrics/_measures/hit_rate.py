@@ -13,9 +13,10 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveStep
 from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
-from polars_rankmetrics._measures.precision import hit_count
+from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
 
 
 def _hit_partials(ctx: Context) -> list[Partial]:
@@ -35,6 +36,14 @@ def _count(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(pl.col(ctx.name("hits")), pl.col(N_RELEVANT))}
 
 
+def _hit_rate_curve(ctx: Context) -> CurveStep:
+    return hit_count_curve(ctx, formula.hit_rate)
+
+
+def _count_curve(ctx: Context) -> CurveStep:
+    return hit_count_curve(ctx, lambda hits: hits)
+
+
 HIT_RATE = register(
     Measure(
         name="hit_rate",
@@ -42,6 +51,7 @@ HIT_RATE = register(
         tie_average=True,
         hit_partials=_hit_partials,
         finals=_hit_rate,
+        curve=_hit_rate_curve,
         doc="hit_rate@k = 1 if hits@k > 0 else 0 (aliases hits, success; "
         "NOT ranx's hits@k, a count: see n_relevant_retrieved)",
     )
@@ -54,6 +64,7 @@ N_RELEVANT_RETRIEVED = register(
         aliases=("num_hits",),
         hit_partials=hit_count,
         finals=_count,
+        curve=_count_curve,
         doc="n_relevant_retrieved@k = hits@k, the COUNT of relevant items in the top k "
         "(ranx's hits@k; here hits@k is the hit rate)",
     )

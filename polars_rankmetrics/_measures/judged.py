@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from polars_rankmetrics._measures._registry import Context, Measure, Partial, register
+from polars_rankmetrics._measures._curve import CurveState, CurveStep
+from polars_rankmetrics._measures._registry import GRADE, Context, Measure, Partial, register
 
 
 def _judged_positive(ctx: Context) -> list[Partial]:
@@ -38,6 +39,16 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": pl.when(shown > 0).then(judged.cast(pl.Float64) / shown)}
 
 
+def _curve(ctx: Context) -> CurveStep:
+    # every row of the list is shown; those with a truth row (any grade) are judged
+    states = (
+        CurveState(ctx.name("judged"), "list", pl.col(GRADE).is_not_null().cast(pl.Float64)),
+        CurveState(ctx.name("shown"), "list", pl.lit(1.0)),
+    )
+    judged, shown = pl.col(ctx.name("judged")), pl.col(ctx.name("shown"))
+    return CurveStep(states, lambda _k: {"": pl.when(shown > 0).then(judged / shown)})
+
+
 JUDGED = register(
     Measure(
         name="judged",
@@ -47,6 +58,7 @@ JUDGED = register(
         judged_partials=_judged_non_relevant,
         list_partials=_shown,
         finals=_finals,
+        curve=_curve,
         fill=None,
         doc="judged@k = judged items in the top k / min(k, list length) (ir_measures Judged@k)",
     )

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveState, CurveStep, CurveTable
 from polars_rankmetrics._measures._registry import GRADE, Context, Measure, Partial, register
 
 
@@ -34,6 +35,22 @@ def _dcg(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": pl.col(ctx.name("dcg"))}
 
 
+def _dcg_state(ctx: Context, name: str, table: CurveTable) -> CurveState:
+    gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
+    return CurveState(ctx.name(name), table, gain / formula.discount(pl.col(ctx.rank)))
+
+
+def _ndcg_curve(ctx: Context) -> CurveStep:
+    # the ideal DCG at k is the same running sum down the user's ideal list
+    states = (_dcg_state(ctx, "dcg", "hits"), _dcg_state(ctx, "idcg", "ideal"))
+    ratio = formula.ndcg(pl.col(ctx.name("dcg")), pl.col(ctx.name("idcg")))
+    return CurveStep(states, lambda _k: {"": ratio})
+
+
+def _dcg_curve(ctx: Context) -> CurveStep:
+    return CurveStep((_dcg_state(ctx, "dcg", "hits"),), lambda _k: {"": pl.col(ctx.name("dcg"))})
+
+
 NDCG = register(
     Measure(
         name="ndcg",
@@ -41,6 +58,7 @@ NDCG = register(
         inputs=frozenset({"hits", "grades", "gain", "ideal"}),
         hit_partials=_dcg_partial,
         finals=_ndcg,
+        curve=_ndcg_curve,
         doc="NDCG@k = DCG@k / IDCG@k (gain convention: linear or 2^g - 1)",
     )
 )
@@ -52,6 +70,7 @@ DCG = register(
         inputs=frozenset({"hits", "grades", "gain"}),
         hit_partials=_dcg_partial,
         finals=_dcg,
+        curve=_dcg_curve,
         doc="DCG@k = sum over i <= k of gain(g_i) / log2(i + 1)",
     )
 )

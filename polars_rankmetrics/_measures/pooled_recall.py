@@ -11,8 +11,9 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveStep
 from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, register
-from polars_rankmetrics._measures.precision import hit_count
+from polars_rankmetrics._measures.precision import hit_count, hit_count_state
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
@@ -25,6 +26,17 @@ def _per_user(parts: Mapping[str, pl.Expr]) -> pl.Expr:
     return pl.when(parts["den"] > 0).then(parts["num"] / parts["den"]).otherwise(0.0)
 
 
+def _curve(ctx: Context) -> CurveStep:
+    n_relevant = pl.col(N_RELEVANT)
+
+    def value(k: pl.Expr) -> Mapping[str, pl.Expr]:
+        capped = pl.min_horizontal(n_relevant, k).cast(pl.Float64)
+        return {"num": formula.defined(pl.col(ctx.name("hits")), n_relevant), "den": capped}
+
+    # min(k, m_u) reads k up to m_u
+    return CurveStep((hit_count_state(ctx),), value, horizon=n_relevant)
+
+
 POOLED_RECALL = register(
     Measure(
         name="pooled_recall",
@@ -33,6 +45,7 @@ POOLED_RECALL = register(
         cutoff="required",
         hit_partials=hit_count,
         finals=_finals,
+        curve=_curve,
         aggregation="pooled",
         per_user_value=_per_user,
         doc="pooled_recall@k = sum(hits@k) / sum(min(k, m_u)) over users (OTTO)",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveState, CurveStep
 from polars_rankmetrics._measures._registry import (
     N_RELEVANT,
     RELEVANT,
@@ -29,9 +30,29 @@ def hit_count(ctx: Context) -> list[Partial]:
     return [Partial(ctx.name("hits"), ctx.hits().sum())]
 
 
+def hit_count_state(ctx: Context) -> CurveState:
+    """The curve state of the hit-count measures: relevant items down the list."""
+    return CurveState(ctx.name("hits"), "hits", pl.col(RELEVANT).cast(pl.Float64))
+
+
+def hit_count_curve(ctx: Context, value: Callable[[pl.Expr], pl.Expr]) -> CurveStep:
+    """A curve step whose value is ``value(hits)`` (null without a relevant item)."""
+    hits = pl.col(ctx.name("hits"))
+    return CurveStep(
+        (hit_count_state(ctx),),
+        lambda _k: {"": formula.defined(value(hits), pl.col(N_RELEVANT))},
+    )
+
+
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
     value = formula.precision(pl.col(ctx.name("hits")), ctx.cutoff())
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
+
+
+def _curve(ctx: Context) -> CurveStep:
+    # hits / k: the hits are a step of k, the k is the divisor
+    step = hit_count_curve(ctx, lambda hits: hits.cast(pl.Float64))
+    return CurveStep(step.states, step.value, divisor=lambda k: k)
 
 
 PRECISION = register(
@@ -41,6 +62,7 @@ PRECISION = register(
         cutoff="required",
         hit_partials=hit_count,
         finals=_finals,
+        curve=_curve,
         doc="precision@k = hits@k / k (short lists: missing slots are misses)",
     )
 )

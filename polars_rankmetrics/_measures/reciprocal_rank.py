@@ -7,7 +7,16 @@ from collections.abc import Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
-from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
+from polars_rankmetrics._measures._curve import CurveState, CurveStep
+from polars_rankmetrics._measures._registry import (
+    HIT_INDEX,
+    N_RELEVANT,
+    RELEVANT,
+    Context,
+    Measure,
+    Partial,
+    register,
+)
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
 
 
@@ -30,6 +39,17 @@ def _reciprocal_rank(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
+def _curve(ctx: Context) -> CurveStep:
+    # 1 / position of the first relevant row (the one whose running count is 1)
+    first = pl.col(RELEVANT) & (pl.col(HIT_INDEX) == 1)
+    term = pl.when(first).then(formula.reciprocal_rank(pl.col(ctx.rank))).otherwise(0.0)
+    rr = pl.col(ctx.name("rr"))
+    return CurveStep(
+        (CurveState(ctx.name("rr"), "hits", term),),
+        lambda _k: {"": formula.defined(rr, pl.col(N_RELEVANT))},
+    )
+
+
 RECIPROCAL_RANK = register(
     Measure(
         name="mrr",
@@ -37,6 +57,7 @@ RECIPROCAL_RANK = register(
         aliases=("rr",),
         hit_partials=first_hit,
         finals=_reciprocal_rank,
+        curve=_curve,
         doc="RR@k = 1 / position of the first relevant item within k (0 if none); MRR its mean",
     )
 )

@@ -35,12 +35,14 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CurveState, CurveStep
 from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
     N_NONRELEVANT,
     N_RELEVANT,
     NONRELEVANT_ABOVE,
+    RELEVANT,
     RELEVANT_ABOVE,
     UNJUDGED_ABOVE,
     Context,
@@ -147,6 +149,18 @@ def _geometric_mean(of: Measure, *, name: str, label: str) -> Measure:
     def finals(ctx: Context) -> Mapping[str, pl.Expr]:
         return {"log": floored_log(of.finals(ctx)[""])}
 
+    def curve(ctx: Context) -> CurveStep:
+        # the log of a step of k is a step of k; a divisor of k inside the log is not
+        step = of.curve(ctx) if of.curve is not None else None
+        if step is None or step.divisor is not None:
+            raise ValueError(
+                f"curves cannot draw {name!r} under these conventions: the log of {label}@k "
+                f"changes at every k; call evaluate with one metric string per cutoff instead"
+            )
+        return CurveStep(
+            step.states, lambda k: {"log": floored_log(step.value(k)[""])}, horizon=step.horizon
+        )
+
     return Measure(
         name=name,
         cutoff=of.cutoff,
@@ -161,6 +175,7 @@ def _geometric_mean(of: Measure, *, name: str, label: str) -> Measure:
         fill=math.log(MIN_GEO_MEAN),
         per_user_value=lambda parts: parts["log"].exp(),
         doc=doc,
+        curve=None if of.curve is None else curve,
     )
 
 
@@ -169,14 +184,24 @@ def _sum_over_hits(ctx: Context, part: str, term: pl.Expr) -> list[Partial]:
     return [Partial(ctx.name(part), term.filter(ctx.hits()).sum())]
 
 
+def _per_relevant(ctx: Context, name: str) -> Mapping[str, pl.Expr]:
+    n_relevant = pl.col(N_RELEVANT)
+    return {"": formula.defined(pl.col(ctx.name(name)) / n_relevant, n_relevant)}
+
+
 def _judged_mean(
     name: str, term: Callable[[Context], pl.Expr], *, doc: str, aliases: tuple[str, ...] = ()
 ) -> Measure:
     """A measure of the judgements table: ``term`` summed over the hits, divided by m_u."""
 
     def finals(ctx: Context) -> Mapping[str, pl.Expr]:
-        n_relevant = pl.col(N_RELEVANT)
-        return {"": formula.defined(pl.col(ctx.name(name)) / n_relevant, n_relevant)}
+        return _per_relevant(ctx, name)
+
+    def curve(ctx: Context) -> CurveStep:
+        # each relevant row's term depends on the rows above it only: a running sum
+        summed = pl.when(pl.col(RELEVANT)).then(term(ctx)).otherwise(0.0)
+        state = CurveState(ctx.name(name), "judgements", summed)
+        return CurveStep((state,), lambda _k: _per_relevant(ctx, name))
 
     return Measure(
         name=name,
@@ -185,6 +210,7 @@ def _judged_mean(
         judgement_partials=lambda ctx: _sum_over_hits(ctx, name, term(ctx)),
         finals=finals,
         doc=doc,
+        curve=curve,
     )
 
 
@@ -222,6 +248,19 @@ def _iprec_finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(pl.col(ctx.name("iprec")), pl.col(N_RELEVANT))}
 
 
+def _interpolated_state(ctx: Context, name: str, recall: float) -> CurveState:
+    """Interpolated precision at ``recall`` down the list: a running maximum."""
+    found, n_relevant = pl.col(HIT_INDEX), pl.col(N_RELEVANT)
+    wanted = pl.max_horizontal((recall * n_relevant).round(0, mode="half_away_from_zero"), 1.0)
+    counts = pl.col(RELEVANT) & (found >= wanted)
+    return CurveState(name, "hits", pl.when(counts).then(found / pl.col(ctx.rank)), how="max")
+
+
+def _iprec_curve(ctx: Context) -> CurveStep:
+    state = _interpolated_state(ctx, ctx.name("iprec"), _number(ctx, "recall"))
+    return CurveStep((state,), lambda _k: _iprec_finals(ctx))
+
+
 IPREC = register(
     Measure(
         name="iprec",
@@ -230,6 +269,7 @@ IPREC = register(
         inputs=frozenset({"hits", "hit_index", "n_relevant_on_hits"}),
         hit_partials=_iprec_partials,
         finals=_iprec_finals,
+        curve=_iprec_curve,
         doc="iprec(recall=x)@k = max precision at or after the lround(x m_u)-th relevant "
         "item (0 past the relevant items found), trec_eval's iprec_at_recall_x",
     )
@@ -247,6 +287,13 @@ def _eleven_finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(total / len(RECALL_LEVELS), pl.col(N_RELEVANT))}
 
 
+def _eleven_curve(ctx: Context) -> CurveStep:
+    states = tuple(
+        _interpolated_state(ctx, ctx.name(f"iprec{level}"), level) for level in RECALL_LEVELS
+    )
+    return CurveStep(states, lambda _k: _eleven_finals(ctx))
+
+
 ELEVEN_PT = register(
     Measure(
         name="eleven_pt",
@@ -254,6 +301,7 @@ ELEVEN_PT = register(
         inputs=frozenset({"hits", "hit_index", "n_relevant_on_hits"}),
         hit_partials=_eleven_partials,
         finals=_eleven_finals,
+        curve=_eleven_curve,
         doc="eleven_pt@k = mean of iprec at recall 0, 0.1, ..., 1, trec_eval's 11pt_avg",
     )
 )
@@ -277,12 +325,19 @@ def _rbp_finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined((1.0 - p) * pl.col(ctx.name("rbp")), pl.col(N_RELEVANT))}
 
 
+def _rbp_curve(ctx: Context) -> CurveStep:
+    weight = rbp_weight(_number(ctx, "p"), pl.col(ctx.rank))
+    state = CurveState(ctx.name("rbp"), "hits", pl.when(pl.col(RELEVANT)).then(weight))
+    return CurveStep((state,), lambda _k: _rbp_finals(ctx))
+
+
 RBP = register(
     Measure(
         name="rbp",
         params=(_PERSISTENCE,),
         hit_partials=_rbp_partials,
         finals=_rbp_finals,
+        curve=_rbp_curve,
         doc="rbp(p=0.8)@k = (1 - p) sum over relevant i <= k of p^(i-1) (Moffat & Zobel)",
     )
 )
@@ -347,6 +402,17 @@ def _resid_finals(ctx: Context) -> Mapping[str, pl.Expr]:
     return {"": formula.defined(value, pl.col(N_RELEVANT))}
 
 
+def _resid_curve(ctx: Context) -> CurveStep:
+    judged = pl.col(GRADE) >= 0
+    weight = rbp_weight(_number(ctx, "p"), pl.col(ctx.rank))
+    states = (
+        CurveState(ctx.name("judged_weight"), "judgements", pl.when(judged).then(weight)),
+        CurveState(ctx.name("judged_count"), "judgements", judged.cast(pl.Float64)),
+        CurveState(ctx.name("shown"), "list", pl.lit(1.0)),
+    )
+    return CurveStep(states, lambda _k: _resid_finals(ctx))
+
+
 RBP_RESIDUAL = register(
     Measure(
         name="rbp_resid",
@@ -356,6 +422,7 @@ RBP_RESIDUAL = register(
         judgement_partials=_resid_partials,
         list_partials=_shown,
         finals=_resid_finals,
+        curve=_resid_curve,
         repeats="list",
         doc="rbp_resid(p=0.8)@k = p^n + (1 - p) sum over unjudged i <= k of p^(i-1), "
         "0 when every item is judged (trec_eval's rbp_resid)",

@@ -81,7 +81,7 @@ def list_curves(
     t_quantile: Any,
     hold: bool,
 ) -> dict[str, pl.LazyFrame]:
-    """Per curve label, the frame ``by..., metric, k, value[, ci_low, ci_high]`` for k = 1..top.
+    """Per curve label, the frame ``by..., metric, k, value[, ci_low, ci_high]`` (every wanted k).
 
     ``lists`` is the ranked cut (``by..., user, item`` and the position
     ``POS``) exactly as :func:`polars_rankmetrics.evaluate` builds it, and
@@ -107,7 +107,7 @@ def list_curves(
     if catalog is not None and category is not None:
         catalog = _labels_as_text(catalog, category)
     keys = _Keys(by, user, item, shared, category)
-    grid = groups.join(pl.LazyFrame({_K: range(1, top + 1)}, schema={_K: pl.Int64}), how="cross")
+    grid = groups.join(_positions(lists, top, wanted), how="cross")
     pieces: dict[str, pl.LazyFrame] = {}
     user_curves = [curve for curve in curves if curve.name in USER_MEASURES]
     if user_curves:
@@ -125,6 +125,25 @@ def list_curves(
             )
         )
     return pieces
+
+
+def _positions(lists: pl.LazyFrame, top: int, wanted: list[int]) -> pl.LazyFrame:
+    """The ks the running sums visit: every position up to the longest list, then the wanted.
+
+    Past the longest list nothing changes but k itself (personalization
+    divides by it), so a k beyond it needs no position in between: the grid
+    is bounded by the longest list and the requested ks, not by the largest k.
+    """
+    longest = lists.select(pl.col(POS).max().cast(pl.Int64).fill_null(0).alias("__prm_last"))
+    last = pl.min_horizontal(pl.col("__prm_last"), pl.lit(top, pl.Int64))
+    inside = longest.select(pl.int_ranges(1, last + 1, dtype=pl.Int64).alias(_K)).explode(_K)
+    beyond = (
+        pl.LazyFrame({_K: wanted}, schema={_K: pl.Int64})
+        .join(longest, how="cross")
+        .filter(pl.col(_K) > pl.col("__prm_last"))
+        .select(_K)
+    )
+    return pl.concat([inside, beyond]).filter(pl.col(_K).is_not_null()).unique().sort(_K)
 
 
 @dataclass(frozen=True)

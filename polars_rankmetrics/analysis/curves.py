@@ -1,43 +1,59 @@
 """``curves``: metric@k for every k in one pass over the ranked lists.
 
-A metric@k of one user changes with k only where something happens in the
-list: a relevant item is found (hits, the AP sum, the first hit), a graded item
-adds to the DCG, the ideal list adds to the ideal DCG; the rest is a divisor
-that depends on k alone (precision: k) or on k and m_u (F1: k + m_u, AP:
-min(m_u, k)). So every metric is X_u(k) / divisor(k, m_u) with X_u a step
-function of k, and its sum over users at every k is a running sum over
-positions of the steps of X (and of X^2, for intervals), per group of users
-with the same m_u where the divisor needs it. The work is one sort of the
-events (found items and ideal positions) and a few cumulative sums; no
-metric is evaluated once per k.
+Every measure with a cutoff owns its curve step
+(:class:`polars_rankmetrics._measures._curve.CurveStep`): a few per-user
+states, each a running sum (or maximum) of per-row terms down the list, and
+the per-user value as a formula of those states, of k and of m_u. So a
+user's value changes only at the positions of its rows (found items, judged
+rows, ideal positions, and every position up to a per-user horizon where
+the formula reads k, such as AP's ``min(m_u, k)``); a divisor that grows
+with k for ever (precision's k) is evaluated at each requested k directly.
+Here, one loop over the requested measures reads those hooks: each user's
+value at each of its change points goes to fixed point (the exact rule of
+:mod:`polars_rankmetrics._exact_mean`), the integer steps of the values are
+summed per position, and their running sums, read at each requested k, give
+the sums over users. The work is bounded by the rows and the longest list,
+never by the value of k; nothing here names a measure.
 
-Which users count, and whether a metric is defined for them, comes from
-:func:`polars_rankmetrics.evaluate` at the largest k (the same for every k:
-it depends on the users' truth and recommendations, not on the cutoff).
+Which users count comes from :func:`polars_rankmetrics.per_user_parts` at
+the largest k (the users whose parts are defined there), and a user whose
+value is null at a smaller k is left out there, as ``evaluate`` leaves it.
 
 The measures of the lists themselves (novelty, ILD, coverage, ...) are drawn
-by :mod:`polars_rankmetrics.analysis._list_curves`, by the same running sums
-over positions; evaluate at the largest k checks their inputs.
+by :mod:`polars_rankmetrics.analysis._list_curves`, by running sums over
+positions too; evaluate at the largest k checks their inputs.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures import all_measures, lookup
+from polars_rankmetrics._measures._curve import CURVE_LIST, CurveStep, CurveTable
+from polars_rankmetrics._measures._registry import (
+    GRADE,
+    HIT_INDEX,
+    MAX_GRADE,
+    N_NONRELEVANT,
+    N_RELEVANT,
+    NONRELEVANT_ABOVE,
+    RELEVANT,
+    RELEVANT_ABOVE,
+    UNJUDGED_ABOVE,
+    Context,
+    Measure,
+    part_column,
+)
 from polars_rankmetrics._pipeline.inputs import RecsSpec
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
-from polars_rankmetrics.analysis._list_curves import (
-    GROUP_MEASURES,
-    POS,
-    USER_MEASURES,
-    ListCurve,
-    list_curves,
-)
+from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import (
     Conventions,
     Preset,
@@ -45,65 +61,67 @@ from polars_rankmetrics.conventions import (
     UsersWithoutTruth,
 )
 from polars_rankmetrics.conventions import resolve as resolve_conventions
-from polars_rankmetrics.evaluate import evaluate as _evaluate
-from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.evaluate import parse_metric, per_user_parts
 from polars_rankmetrics.metrics import Denominator, Gain
-from polars_rankmetrics.ranking import Duplicates, Ties, positions
+from polars_rankmetrics.ranking import Duplicates, Ties
 
-__all__ = ["CURVE_METRICS", "curves"]
+__all__ = ["curves"]
 
 FrameT = TypeVar("FrameT")
 
-#: Metric names ``curves`` draws (aliases of ``evaluate`` such as ``"ap"`` work too).
-CURVE_METRICS = (
-    "precision",
-    "recall",
-    "f1",
-    "hit_rate",
-    "map",
-    "mrr",
-    "ndcg",
-    "dcg",
-    "pooled_recall",
-    # the measures of the lists themselves (interactions=, items=, category=)
-    "novelty",
-    "arp",
-    "long_tail",
-    "ild",
-    "calibration",
-    "coverage",
-    "gini",
-    "personalization",
-)
-_LISTS = frozenset(USER_MEASURES) | frozenset(GROUP_MEASURES)
-
-# The conventions a preset sets that the formulas below read (the rest decide which
-# users count, and come from evaluate itself); tests compare with evaluate per preset.
-
-_POS = "__pos"
-# the metric of evaluate whose nulls say who counts ("" = every evaluated user)
-_PATTERN = {"ndcg": "ndcg", "dcg": "", "pooled_recall": ""}
-_M = "__m"
 _K = "k"
+_ONE = "__prm_curve_one"  # the one group when there is no ``by``
+# the scaled values stay below 2^90 (as _exact_mean's): a sum of 2^37 of them fits Int128
+_BITS = 90
+_MAX_K = 2**63 - 1  # k is an Int64 column
 
 
-def _check_ks(k: int | Iterable[int]) -> list[int]:
-    values = [k] if isinstance(k, int) else list(k)
+def _is_integer(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_ks(k: object) -> list[int]:
+    """The cutoffs, sorted and unique: a Python or NumPy integer, or an iterable of them."""
+    if _is_integer(k):
+        values: list[object] = [k]
+    elif isinstance(k, (str, bytes)) or not isinstance(k, Iterable):
+        raise TypeError(
+            f"k must be an integer or an iterable of integers (e.g. range(1, 101)), got {k!r} "
+            f"({type(k).__name__})"
+        )
+    else:
+        values = list(k)
     if not values:
         raise ValueError("k is empty: give the cutoffs, e.g. k=range(1, 101)")
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"every k must be an integer, got {value!r}")
-        if value < 1:
+        if not _is_integer(value):
+            raise TypeError(
+                f"every k must be an integer, got {value!r} ({type(value).__name__}) in k"
+            )
+        if cast("int", value) < 1:
             raise ValueError(f"every k must be at least 1, got {value}")
-    return sorted(set(values))
+        if cast("int", value) > _MAX_K:
+            raise ValueError(f"every k must be below 2^63 (an Int64 column), got {value}")
+    return sorted({int(cast("int", value)) for value in values})
 
 
-def _check_metrics(metrics: str | Sequence[str]) -> list[tuple[str, str]]:
-    """(label as given, canonical name) per requested curve."""
+def _drawable() -> list[str]:
+    """The names of every measure ``curves`` draws, in registration order."""
+    return [m.name for m in all_measures() if m.cutoff != "none" and _how_drawn(m) is not None]
+
+
+def _how_drawn(measure: Measure) -> str | None:
+    """``"lists"`` (the measures of the lists themselves), ``"step"`` (a curve hook) or None."""
+    if "beyond_accuracy" in measure.inputs:
+        return "lists"
+    return "step" if measure.curve is not None else None
+
+
+def _check_metrics(metrics: str | Sequence[str]) -> list[tuple[str, Measure]]:
+    """(label as given, its measure) per requested curve."""
     labels = [metrics] if isinstance(metrics, str) else list(metrics)
     if not labels:
-        raise ValueError(f"metrics is empty: ask for at least one of {list(CURVE_METRICS)}")
+        raise ValueError(f"metrics is empty: ask for at least one of {_drawable()}")
     chosen = []
     for label in labels:
         if not isinstance(label, str):
@@ -118,12 +136,18 @@ def _check_metrics(metrics: str | Sequence[str]) -> list[tuple[str, str]]:
         except ValueError:
             parse_metric(label)  # an unknown name: evaluate's message, with a suggestion
             spec = None
-        if spec is None or spec.name not in CURVE_METRICS:
+        measure = lookup(parse_metric(label).name) if spec is None else lookup(spec.name)
+        if spec is None or measure.cutoff == "none":
             raise ValueError(
-                f"curves cannot draw {label!r}: it has no cutoff to vary; "
-                f"curves supports {list(CURVE_METRICS)}"
+                f"curves cannot draw {label!r}: {measure.name} has no cutoff to vary; "
+                f"curves draws every measure with a cutoff: {_drawable()}"
             )
-        chosen.append((label, spec.name))
+        if _how_drawn(measure) is None:
+            raise ValueError(
+                f"curves cannot draw {label!r}: {measure.name} declares no curve step; call "
+                "evaluate with one metric string per cutoff instead"
+            )
+        chosen.append((label, measure))
     names = [label for label, _ in chosen]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -136,7 +160,7 @@ def curves(
     truth: Any,
     metrics: str | Sequence[str],
     *,
-    k: int | Iterable[int] = range(1, 101),
+    k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
@@ -165,23 +189,25 @@ def curves(
         pandas). ``truth`` may be ``None`` when every metric describes the
         lists themselves (novelty, ...).
     metrics
-        Names without a cutoff: ``precision``, ``recall``, ``f1``,
-        ``hit_rate`` (``hits``), ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``,
-        ``dcg``, ``pooled_recall``, and the measures of the lists themselves
-        ``novelty``, ``arp``, ``long_tail``, ``ild``, ``calibration``,
-        ``coverage``, ``gini``, ``personalization`` (parameters in the name:
-        ``"long_tail(head_share=0.1)"``). Metrics without a cutoff to vary
-        (``r_precision``, ``mean_rank``) are refused.
+        Metric names as ``evaluate`` spells them, without the cutoff: every
+        measure that has one (``precision``, ``map``, ``ndcg``, ``err``,
+        ``judged``, ``gm_map``, ..., and the measures of the lists themselves
+        such as ``novelty`` or ``coverage``), parameters in the name
+        (``"rbp(p=0.9)"``, ``"fbeta(beta=2)"``). Metrics without a cutoff to
+        vary (``r_precision``, ``mean_rank``) are refused.
     k
-        The cutoffs, e.g. ``range(1, 101)`` (the default) or ``[5, 10, 20]``.
+        The cutoffs: a Python or NumPy integer, or an iterable of them, e.g.
+        ``range(1, 101)`` (the default), ``[5, 10, 20]`` or
+        ``np.arange(1, 21)``.
     user, item, rank, score, relevance, by
         Column roles and groups, as for ``evaluate``.
     ci
         ``None`` (default) or a confidence level in (0, 1): adds ``ci_low``
         and ``ci_high``, the t-interval of the mean over users
-        (mean +- t_{(1+ci)/2, n-1} s / sqrt(n)); null for ``pooled_recall``,
-        ``coverage``, ``gini`` and ``personalization`` (not means over
-        users) and where fewer than 2 users count.
+        (mean +- t_{(1+ci)/2, n-1} s / sqrt(n)); null where the metric is not
+        a mean over users (pooled recall, the geometric means ``gm_map`` and
+        ``gm_bpref``, ``coverage``, ``gini``, ``personalization``) and where
+        fewer than 2 users count.
     denominator, gain, ties, relevance_level, users_without_recs, \
 users_without_truth, duplicates, conventions
         The conventions of ``evaluate`` (``None``: the preset's value).
@@ -203,11 +229,21 @@ users_without_truth, duplicates, conventions
     -----
     Every convention of ``evaluate`` applies unchanged (AP denominator,
     gains, ties from scores, graded relevance and its level, which users
-    count). Each metric is a step function X_u(k) over a divisor (precision:
-    k; F1: k + m_u with X = 2 hits; AP with ``"min_k"``: min(m_u, k) with X the
-    sum of P@i over found items); the sums over users at every k are running
-    sums of the steps of X, grouped by m_u where the divisor reads it, and the
-    ideal DCG is a running sum over the ideal positions.
+    count), except those that change the lists or the ideal with k
+    (``ties="average"``, ``ideal="k"``, ``unjudged="remove"``,
+    ``nonpositive_scores="drop"``, ``user_sets="strict"``), which are refused.
+    Each measure declares its curve step: running sums (or maxima) down the
+    list (hits, the AP sum, the ERR cascade, judged rows, the ideal DCG over
+    the ideal list) and the per-user value as their formula. A user's value
+    changes only at its rows and, where the formula reads k (AP's
+    ``min(m_u, k)``), at each position up to m_u; a divisor that grows with
+    k for ever (precision's k, F1's k + m_u) is applied at each requested k
+    to the sums of the users with the same m_u. The steps of each user's
+    value are summed in fixed point, so each value is ``evaluate``'s exact
+    mean (the same bits where the per-user values are computed alike). The
+    work is bounded by the rows and the longest list, not by the largest k.
+    Each measure combines its users as in ``evaluate``: a mean, a geometric
+    mean (the exponential of the mean of the floored logs), or pooled sums.
 
     The per-user measures of the lists (novelty, arp, long_tail, ild,
     calibration) change only at the ranks a list holds: each list gets its
@@ -278,11 +314,12 @@ users_without_truth, duplicates, conventions
     """
     chosen = _check_metrics(metrics)
     ks = _check_ks(k)
-    judged = [label for label, name in chosen if name not in _LISTS]
+    judged = [label for label, measure in chosen if _how_drawn(measure) == "step"]
     if truth is None and judged:
+        lists = [m.name for m in all_measures() if _how_drawn(m) == "lists"]
         raise ValueError(
             f"curves cannot draw {judged} without truth: pass truth= (it may be None only "
-            f"when every metric describes the lists themselves: {sorted(_LISTS)})"
+            f"when every metric describes the lists themselves: {sorted(lists)})"
         )
     if ci is not None and (
         isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1
@@ -300,18 +337,10 @@ users_without_truth, duplicates, conventions
     )
     _check_supported(resolved)
     roles: dict[str, Any] = {
-        "user": user, "item": item, "by": by,
+        "user": user, "item": item, "by": by, "rank": rank, "score": score,
+        "relevance": relevance,
         "interactions": interactions, "items": items, "category": category,
     }  # fmt: skip
-    # the counted users come from evaluate, under exactly these resolved conventions
-    conv: dict[str, Any] = {
-        "conventions": resolved,
-        "relevance_level": resolved.relevance_level,
-        "duplicates": resolved.duplicates,
-        "ties": resolved.ties,
-    }
-    resolved_denominator: str = resolved.denominator
-    resolved_gain = cast("str", resolved.gain)  # a gain table is refused by _check_supported
     if type(recs).__module__.split(".")[0] == "pandas":
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
@@ -319,29 +348,25 @@ users_without_truth, duplicates, conventions
         truth_frame = truth
         if truth is not None and not isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
             truth_frame = _arrow.to_polars(truth, name="truth")
-        result = _curves(
-            frame, truth_frame, chosen, ks=ks, roles=roles, rank=rank, score=score,
-            relevance_column=relevance, conv=conv, denominator=resolved_denominator,
-            gain=resolved_gain, ci=ci,
-        ).collect()  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
+        result = _curves(frame, truth_frame, chosen, ks=ks, roles=roles, conv=resolved, ci=ci)
+        return cast(
+            "FrameT", _arrow.to_pandas(result.collect(), [(cast("Any", recs), frame.schema)])
+        )
     if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
         raise TypeError(
             f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
         )
-    plan = _curves(
-        recs, truth, chosen, ks=ks, roles=roles, rank=rank, score=score,
-        relevance_column=relevance, conv=conv, denominator=resolved_denominator,
-        gain=resolved_gain, ci=ci,
-    )  # fmt: skip
+    plan = _curves(recs, truth, chosen, ks=ks, roles=roles, conv=resolved, ci=ci)
     return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
 
 
 def _check_supported(conventions: Conventions) -> None:
-    """Refuse the conventions whose running sums the curves do not implement (never a guess)."""
+    """Refuse the conventions whose running sums the curves do not implement (never a guess).
+
+    Each changes the lists or the ideal with k or before ranking, for every measure alike.
+    """
     unsupported = {
         "ties": ("average",),
-        "denominator": ("k",),
         "ideal": ("k",),
         "unjudged": ("remove",),
         "nonpositive_scores": ("drop",),
@@ -353,139 +378,66 @@ def _check_supported(conventions: Conventions) -> None:
                 f"curves does not implement {name}={getattr(conventions, name)!r}: call "
                 "evaluate with one metric string per cutoff instead (e.g. 'ndcg@5,10,20')"
             )
-    if not isinstance(conventions.gain, str):
-        raise ValueError(
-            "curves does not implement a gain table (gain={grade: gain}): call evaluate with "
-            "one metric string per cutoff instead (e.g. 'ndcg@5,10,20')"
-        )
 
 
-def _counted(label: str) -> pl.Expr:
-    return pl.col(label).is_not_null() if label else pl.lit(value=True)
-
-
-def _gain(grade: pl.Expr, kind: str) -> pl.Expr:
-    grade = grade.cast(pl.Float64).clip(lower_bound=0.0)
-    return grade if kind == "linear" else pl.lit(2.0).pow(grade) - 1.0
-
-
-def _discount(position: pl.Expr) -> pl.Expr:
-    return (position.cast(pl.Float64) + 1.0).log(2)
-
-
-def _safe_ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
-    return pl.when(denominator > 0).then(numerator / denominator).otherwise(0.0)
-
-
-def _step(name: str, denominator: str) -> tuple[pl.Expr, bool]:
-    """X_u after each event of one user, and whether the divisor reads m_u (bucketed)."""
-    hits, ap_sum = pl.col("__H"), pl.col("__S")
-    m = pl.col(_M).cast(pl.Float64)
-    if name in ("precision", "pooled_recall"):
-        return hits, False
-    if name == "recall":
-        return _safe_ratio(hits, m), False
-    if name == "f1":
-        return 2.0 * hits, True
-    if name == "hit_rate":
-        return (hits > 0).cast(pl.Float64), False
-    if name == "mrr":
-        return _safe_ratio(pl.lit(1.0), pl.col("__first").cast(pl.Float64)), False
-    if name == "dcg":
-        return pl.col("__D"), False
-    if name == "ndcg":
-        return _safe_ratio(pl.col("__D"), pl.col("__I")), False
-    # map
-    if denominator == "relevant":
-        return _safe_ratio(ap_sum, m), False
-    if denominator == "hits":
-        return _safe_ratio(ap_sum, hits), False
-    return ap_sum, True
-
-
-def _divisor(name: str, k: pl.Expr, m: pl.Expr) -> pl.Expr:
-    if name == "precision":
-        return k.cast(pl.Float64)
-    if name == "f1":
-        return (k + m).cast(pl.Float64)
-    if name == "map":
-        return pl.min_horizontal(k, m).cast(pl.Float64)
-    return pl.lit(1.0)
+def _as_list(by: str | Sequence[str] | None) -> list[str]:
+    return [] if by is None else [by] if isinstance(by, str) else list(by)
 
 
 def _curves(
     recs: pl.DataFrame | pl.LazyFrame,
     truth: Any,
-    chosen: list[tuple[str, str]],
+    chosen: list[tuple[str, Measure]],
     *,
     ks: list[int],
     roles: dict[str, Any],
-    rank: str,
-    score: str | None,
-    relevance_column: str | None,
-    conv: dict[str, Any],
-    denominator: str,
-    gain: str,
+    conv: Conventions,
     ci: float | None,
 ) -> pl.LazyFrame:
-    user, item = roles["user"], roles["item"]
-    by = (
-        []
-        if roles["by"] is None
-        else [roles["by"]]
-        if isinstance(roles["by"], str)
-        else list(roles["by"])
-    )
+    user, item, by = roles["user"], roles["item"], _as_list(roles["by"])
     top = max(ks)
-    accuracy = [(label, name) for label, name in chosen if name not in _LISTS]
+    stepped = [(label, m) for label, m in chosen if _how_drawn(m) == "step"]
     described = [
-        ListCurve(label, name, **_list_params(label)) for label, name in chosen if name in _LISTS
+        ListCurve(label, m.name, **_list_params(label))
+        for label, m in chosen
+        if _how_drawn(m) == "lists"
     ]
-    # who counts, per metric: evaluate's per-user rows where the metric is defined. The
-    # binary metrics share one pattern (defined where m_u > 0, then the user policies),
-    # NDCG its own (some positive grade); DCG and pooled recall count every row. One
-    # metric per pattern, at the largest k so that evaluate checks the lists that far.
-    # The measures of the lists go along at the largest k, so that evaluate checks
-    # their inputs (interactions, catalog) too
-    labels = {name: _PATTERN.get(name, "hit_rate") for _, name in accuracy}
-    requested = sorted(
-        {f"{label}@{top}" for label in labels.values() if label}
-        | ({f"hit_rate@{top}"} if accuracy else set())
-        | {f"{curve.label}@{top}" for curve in described}
-    )
-    labels = {name: f"{label}@{top}" if label else "" for name, label in labels.items()}
-    # evaluate and positions return the kind of frame they get; both kinds are read lazily
-    frame = cast("pl.DataFrame", recs)
-    evaluated = _evaluate(
-        frame, truth, requested, user=user, item=item, rank=rank,
-        score=score, relevance=relevance_column, by=by or None, per_user=True,
+    # who counts, per metric: the users whose parts evaluate defines at the largest k (it
+    # checks the lists that far, and the inputs of the measures of the lists)
+    requested = [f"{label}@{top}" for label, _ in chosen]
+    frame = cast("pl.DataFrame", recs)  # both kinds are read lazily
+    population = per_user_parts(
+        frame, truth, requested, user=user, item=item, rank=roles["rank"],
+        score=roles["score"], relevance=roles["relevance"], by=by or None,
         interactions=roles["interactions"], items=roles["items"], category=roles["category"],
-        **conv,
+        conventions=conv,
+    ).lazy()  # fmt: skip
+    in_memory = isinstance(recs, pl.DataFrame)
+    ranked = _ranked_lists(
+        frame, by=by, user=user, item=item, rank=roles["rank"], score=roles["score"],
+        conv=conv, top=top,
     )  # fmt: skip
-    population = evaluated.lazy()
+    if in_memory:
+        ranked = ranked.collect().lazy()
+    groups = (
+        population.select(by).unique() if by else pl.LazyFrame({_ONE: [1]}, schema={_ONE: pl.Int32})
+    )
     pieces: dict[str, pl.LazyFrame] = {}
-    if accuracy:
-        pieces.update(
-            _accuracy_curves(
-                frame, truth, population, accuracy, labels=labels, by=by, user=user, item=item,
-                rank=rank, score=score, relevance_column=relevance_column, conv=conv,
-                denominator=denominator, gain=gain, top=top, ci=ci,
-            )
+    if stepped:
+        tables = _Tables(
+            ranked, truth, population, by=by, user=user, item=item,
+            relevance=roles["relevance"], conv=conv, top=top, hold=in_memory,
         )  # fmt: skip
+        for label, measure in stepped:
+            pieces[label] = _curve(
+                label, measure, tables, groups=groups, ks=ks, top=top, conv=conv, ci=ci
+            )
     if described:
-        groups = (
-            population.select(by).unique()
-            if by
-            else pl.LazyFrame({"__prm_one": [1]}, schema={"__prm_one": pl.Int32})
-        )
         pieces.update(
             list_curves(
-                _ranked_lists(frame, by=by, user=user, item=item, rank=rank, score=score,
-                              conv=conv, top=top),
-                described, groups=groups, by=by, user=user, item=item, top=top, ci=ci,
+                ranked, described, groups=groups, by=by, user=user, item=item, top=top, ci=ci,
                 interactions=roles["interactions"], items=roles["items"],
-                category=roles["category"], wanted=ks, t_quantile=_t_quantile,
-                hold=isinstance(recs, pl.DataFrame),
+                category=roles["category"], wanted=ks, t_quantile=_t_quantile, hold=in_memory,
             )
         )  # fmt: skip
     result = pl.concat([pieces[label] for label, _ in chosen], how="vertical")
@@ -515,12 +467,12 @@ def _ranked_lists(
     item: str,
     rank: str,
     score: str | None,
-    conv: dict[str, Any],
+    conv: Conventions,
     top: int,
 ) -> pl.LazyFrame:
     """The lists cut to ``top``, ranked as evaluate ranks them (by..., user, item, POS)."""
     spec = RecsSpec(user, item, rank if score is None else POS, score, tuple(by),
-                    conv["ties"], conv["duplicates"])  # fmt: skip
+                    cast("Ties", conv.ties), conv.duplicates)  # fmt: skip
     keep = list(dict.fromkeys([*by, user, item, score or rank]))
     ranked = with_positions(
         frame.lazy().select(keep), spec, top, run_lengths=lengths_in_rank_order(frame, spec)
@@ -528,292 +480,385 @@ def _ranked_lists(
     return ranked.select(*by, user, item, pl.col(spec.rank).cast(pl.Int64).alias(POS))
 
 
-def _accuracy_curves(
-    frame: pl.DataFrame,
-    truth: Any,
-    population: pl.LazyFrame,
-    chosen: list[tuple[str, str]],
-    *,
-    labels: dict[str, str],
-    by: list[str],
-    user: str,
-    item: str,
-    rank: str,
-    score: str | None,
-    relevance_column: str | None,
-    conv: dict[str, Any],
-    denominator: str,
-    gain: str,
-    top: int,
-    ci: float | None,
-) -> dict[str, pl.LazyFrame]:
-    """The curves of the metrics that read the truth, per label."""
-    keys = [*by, user]
-    events, m_per_user = _events(
-        frame, truth, population, chosen, by=by, user=user, item=item, rank=rank,
-        score=score, relevance_column=relevance_column, conv=conv, gain=gain, top=top,
-    )  # fmt: skip
-    if isinstance(frame, pl.DataFrame):
-        # in memory: the events are few (found items and ideal positions); hold them once
-        # for every metric's sums rather than re-running the join per metric
-        events = events.collect().lazy()
-    flags = population.select(
-        *keys,
-        *(_counted(label).alias(f"__in_{name}") for name, label in labels.items()),
-    )
-    steps = []
-    bucketed: dict[str, bool] = {}
-    for _, name in chosen:
-        x, bucketed[name] = _step(name, denominator)
-        steps.append(x.alias(f"__x_{name}"))
-    # the steps of X need each user's events in position order: take them before any join
-    events = events.with_columns(steps).with_columns(
-        pl.col(f"__x_{name}").shift(1).over(keys).fill_null(0.0).alias(f"__before_{name}")
-        for _, name in chosen
-    )
-    events = events.join(flags, on=keys, how="inner")
-    deltas = []
-    for _, name in chosen:
-        x, before = pl.col(f"__x_{name}"), pl.col(f"__before_{name}")
-        inside = pl.col(f"__in_{name}").cast(pl.Float64)
-        deltas += [
-            ((x - before) * inside).alias(f"__dx_{name}"),
-            ((x * x - before * before) * inside).alias(f"__dx2_{name}"),
-        ]
-    events = events.with_columns(deltas)
-    grid_k = pl.LazyFrame({_K: list(range(1, top + 1))}, schema={_K: pl.Int64})
-    counts = (
-        population.group_by(by).agg(
-            (_counted(label).sum() if label else pl.len()).cast(pl.Int64).alias(f"__n_{name}")
-            for name, label in labels.items()
-        )
-        if by
-        else population.select(
-            (_counted(label).sum() if label else pl.len()).cast(pl.Int64).alias(f"__n_{name}")
-            for name, label in labels.items()
-        )
-    )
-    pieces = {}
-    for label, name in chosen:
-        sums = _running_sums(
-            events, name, by=by, bucketed=bucketed[name], grid_k=grid_k,
-            population=population, labels=labels, keys=keys, m_per_user=m_per_user,
-        )  # fmt: skip
-        pieces[label] = _finish(sums, counts, name=name, label=label, by=by, grid_k=grid_k, ci=ci)
-    return pieces
+class _Tables:
+    """The curve tables (:mod:`polars_rankmetrics._measures._curve`), built on first use.
 
-
-def _events(
-    frame: pl.DataFrame,
-    truth: Any,
-    population: pl.LazyFrame,
-    chosen: list[tuple[str, str]],
-    *,
-    by: list[str],
-    user: str,
-    item: str,
-    rank: str,
-    score: str | None,
-    relevance_column: str | None,
-    conv: dict[str, Any],
-    gain: str,
-    top: int,
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Per (by..., user, position) with something happening: the running sums there.
-
-    Found items (hits, their DCG terms) and ideal positions (IDCG terms) are the
-    events; returns them with each user's running hits ``__H``, AP sum ``__S``,
-    DCG ``__D``, ideal DCG ``__I``, first hit and m_u, and m_u per counted user.
+    Every table is keyed by :data:`CURVE_LIST`, one integer per row of the
+    population (the users evaluate counts for some metric), sorted by it and
+    the position, with :data:`N_RELEVANT` on every row.
     """
-    keys = [*by, user]
-    recs_lf = frame.lazy()
-    truth_lf = truth.lazy() if isinstance(truth, pl.DataFrame) else cast("pl.LazyFrame", truth)
-    recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
-    shared = [name for name in by if name in truth_schema]
-    truth_keys = [*shared, user]
-    # evaluate (called above) has checked the key dtypes: join them in the recs' dtypes
-    truth_lf = truth_lf.with_columns(
-        pl.col(name).cast(recs_schema[name])
-        for name in [*truth_keys, item]
-        if truth_schema[name] != recs_schema[name]
+
+    def __init__(
+        self,
+        ranked: pl.LazyFrame,
+        truth: Any,
+        population: pl.LazyFrame,
+        *,
+        by: list[str],
+        user: str,
+        item: str,
+        relevance: str | None,
+        conv: Conventions,
+        top: int,
+        hold: bool,
+    ) -> None:
+        self.keys = [*by, user]
+        self.top, self.conv, self.hold = top, conv, hold
+        truth_lf = truth.lazy() if isinstance(truth, pl.DataFrame) else cast("pl.LazyFrame", truth)
+        recs_schema, truth_schema = ranked.collect_schema(), truth_lf.collect_schema()
+        self.truth_keys = [*(name for name in by if name in truth_schema), user]
+        self.item = item
+        # evaluate (called first) has checked the key dtypes: join them in the recs' dtypes
+        truth_lf = truth_lf.with_columns(
+            pl.col(name).cast(recs_schema[name])
+            for name in [*self.truth_keys, item]
+            if truth_schema[name] != recs_schema[name]
+        )
+        grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
+        relevant = pl.col(GRADE) > 0
+        if conv.relevance_level is not None:
+            # trec_eval -l: binary measures count grades >= level; gains keep every grade
+            relevant = relevant & (pl.col(GRADE) >= conv.relevance_level)
+        self.truth = truth_lf.select(*self.truth_keys, item, grade.alias(GRADE)).with_columns(
+            relevant.alias(RELEVANT)
+        )
+        counts = self.truth.group_by(self.truth_keys).agg(
+            pl.col(RELEVANT).sum().cast(pl.Int64).alias(N_RELEVANT),
+            ((pl.col(GRADE) >= 0) & ~pl.col(RELEVANT)).sum().cast(pl.Int64).alias(N_NONRELEVANT),
+        )
+        # the population's rows, numbered: the parts say who counts for each metric
+        self.numbered = self._keep(population.with_row_index(CURVE_LIST))
+        self.users = self._keep(
+            self.numbered.select(CURVE_LIST, *self.keys)
+            .join(counts, on=self.truth_keys, how="left", maintain_order="left")
+            .with_columns(pl.col(N_RELEVANT, N_NONRELEVANT).fill_null(0))
+        )
+        self.ranked = ranked.join(
+            self.users.select(*self.keys, CURVE_LIST, N_RELEVANT, N_NONRELEVANT),
+            on=self.keys,
+            how="inner",
+        )
+        self._built: dict[CurveTable, pl.LazyFrame] = {}
+
+    def _keep(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        return frame.collect().lazy() if self.hold else frame.cache()
+
+    def __getitem__(self, name: CurveTable) -> pl.LazyFrame:
+        if name not in self._built:
+            self._built[name] = self._keep(self._build(name))
+        return self._built[name]
+
+    def _build(self, name: CurveTable) -> pl.LazyFrame:
+        on = [*self.truth_keys, self.item]
+        order = [CURVE_LIST, POS]
+        if name == "ideal":
+            # the user's positive grades by gain descending (a gain table need not follow the
+            # grade), as positions 1, 2, ...
+            gain = formula.gain(pl.col(GRADE), self.conv.gain)
+            place = gain.rank("ordinal", descending=True).over(self.truth_keys)
+            ideal = (
+                self.truth.filter(pl.col(GRADE) > 0)
+                .with_columns(place.cast(pl.Int64).alias(POS))
+                .filter(pl.col(POS) <= self.top)
+                .drop(self.item)
+            )
+            # one copy per group only the recs have (model), as evaluate judges each on it
+            users = self.users.select(*self.keys, CURVE_LIST, N_RELEVANT)
+            return users.join(ideal, on=self.truth_keys, how="inner").sort(order)
+        if name == "list":
+            joined = self.ranked.join(self.truth, on=on, how="left").with_columns(
+                pl.col(RELEVANT).fill_null(value=False)
+            )
+            return joined.sort(order)
+        if name == "hits":
+            hits = self.ranked.join(self.truth.filter(pl.col(GRADE) > 0), on=on, how="inner")
+            largest = self.truth.select(
+                pl.col(GRADE).filter(pl.col(GRADE) > 0).max().alias(MAX_GRADE)
+            )
+            found = pl.col(RELEVANT).cast(pl.UInt32).cum_sum().over(CURVE_LIST)
+            return hits.sort(order).with_columns(found.alias(HIT_INDEX)).join(largest, how="cross")
+        # the judgements: every recommended truth row, with running counts down the list
+        rows = self.ranked.join(self.truth, on=on, how="inner").sort(order)
+        nonrelevant = (pl.col(GRADE) >= 0) & ~pl.col(RELEVANT)
+
+        def running(flag: pl.Expr) -> pl.Expr:
+            return flag.cast(pl.UInt32).cum_sum().over(CURVE_LIST)
+
+        return rows.with_columns(
+            running(pl.col(RELEVANT)).alias(RELEVANT_ABOVE),
+            running(nonrelevant).alias(NONRELEVANT_ABOVE),
+            running(pl.col(GRADE) < 0).alias(UNJUDGED_ABOVE),
+        )
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One part column of a curve (``""``, ``"num"``, ``"log"``...) and its square's."""
+
+    suffix: str
+    squared: bool  # also its sum of squares (the interval of a mean)
+
+    def column(self, what: str) -> str:
+        return f"__prm_curve_{what}|{self.suffix}"
+
+
+def _curve(
+    label: str,
+    measure: Measure,
+    tables: _Tables,
+    *,
+    groups: pl.LazyFrame,
+    ks: list[int],
+    top: int,
+    conv: Conventions,
+    ci: float | None,
+) -> pl.LazyFrame:
+    """``by..., metric, k, value[, ci_low, ci_high]`` of one measure at the requested ks."""
+    spec = parse_metric(f"{label}@{top}")
+    ctx = Context(None, dict(spec.params), conv, rank=POS)
+    if measure.curve is None:  # _check_metrics let only measures with a step through
+        raise ValueError(f"{measure.name} declares no curve step")
+    step = measure.curve(ctx)
+    if measure.aggregation == "group":
+        raise ValueError(f"curves cannot draw {label!r}: one value per group has no user steps")
+    by = [name for name in tables.keys if name != tables.keys[-1]]
+    parts = [
+        _Part(suffix, squared=ci is not None and measure.aggregation == "mean")
+        for suffix in measure.suffixes
+    ]
+    # the users evaluate counts for this metric at the largest k: all its parts defined
+    defined = pl.all_horizontal(
+        pl.col(part_column(spec.label, suffix)).is_not_null() for suffix in measure.suffixes
     )
-    if score is not None:
-        ranked_frame = positions(
-            frame, top, user=user, item=item, rank=rank, score=score,
-            ties=conv.get("ties", "item_desc"), duplicates=conv["duplicates"], by=by or None,
-        )  # fmt: skip
-        ranked = ranked_frame.lazy().select(*by, user, item, pl.col(rank).alias(_POS))
+    ids = tables.numbered.filter(defined).select(CURVE_LIST)
+    counted = tables.users.join(ids, on=CURVE_LIST, how="semi")
+    if not by:
+        counted = counted.with_columns(pl.lit(1, pl.Int32).alias(_ONE))
+    values = _values(step, measure, parts, tables, counted, top=top)
+    sums = _running_sums(values, step, parts, by=by or [_ONE], groups=groups, ks=ks)
+    return _finish(sums, measure, parts, by=by, label=label, ci=ci)
+
+
+def _values(
+    step: CurveStep,
+    measure: Measure,
+    parts: list[_Part],
+    tables: _Tables,
+    counted: pl.LazyFrame,
+    *,
+    top: int,
+) -> pl.LazyFrame:
+    """Per counted user and change point: the steps of each part, in fixed point.
+
+    A change point is a position with a row of a table the states read, every
+    position up to the horizon, and position 1 (the value before any row).
+    """
+    names = [state.name for state in step.states]
+    pieces = []
+    for table in step.tables:
+        # the terms over the whole table, in list order (their windows run down the list)
+        terms = tables[table].select(
+            CURVE_LIST,
+            POS,
+            *(
+                (state.term if state.table == table else pl.lit(None))
+                .cast(pl.Float64)
+                .alias(state.name)
+                for state in step.states
+            ),
+        )
+        pieces.append(terms.join(counted.select(CURVE_LIST), on=CURVE_LIST, how="semi"))
+    if step.horizon is None:
+        ticks = counted.select(CURVE_LIST, pl.lit(1, pl.Int64).alias(POS))
     else:
-        ranked = recs_lf.select(*by, user, item, pl.col(rank).alias(_POS)).filter(
-            pl.col(_POS) <= top
-        )
-        if conv["duplicates"] == "first":
-            ranked = ranked.group_by([*keys, item]).agg(pl.col(_POS).min())
-    grade = pl.lit(1.0) if relevance_column is None else pl.col(relevance_column).cast(pl.Float64)
-    level = conv["relevance_level"]
-    relevant = pl.col("__g") > 0
-    if level is not None:
-        # trec_eval -l: binary measures count grades >= level; gains keep every grade
-        relevant = relevant & (pl.col("__g") >= level)
-    graded = (
-        truth_lf.select(*truth_keys, item, grade.alias("__g"))
-        .filter(pl.col("__g") > 0)
-        .with_columns(relevant.alias("__rel"))
+        one, cut = pl.lit(1, pl.Int64), pl.lit(top, pl.Int64)
+        last = pl.min_horizontal(pl.max_horizontal(step.horizon.cast(pl.Int64), one), cut)
+        ticks = counted.select(
+            CURVE_LIST, pl.int_ranges(one, last + 1, dtype=pl.Int64).alias(POS)
+        ).explode(POS)
+    pieces.append(ticks.with_columns(pl.lit(None, pl.Float64).alias(name) for name in names))
+    rows = pl.concat(pieces, how="vertical").sort(CURVE_LIST, POS)
+
+    def running(name: str, how: str) -> pl.Expr:
+        term = pl.col(name).fill_null(0.0)
+        return (term.cum_sum() if how == "sum" else term.cum_max()).over(CURVE_LIST)
+
+    rows = rows.with_columns(running(state.name, state.how) for state in step.states)
+    # the states after a position are those of its last row
+    same = (pl.col(CURVE_LIST) == pl.col(CURVE_LIST).shift(-1)) & (
+        pl.col(POS) == pl.col(POS).shift(-1)
     )
-    found = graded.join(ranked, on=[*truth_keys, item], how="inner").select(
-        *keys,
-        pl.col(_POS).cast(pl.Int64),
-        pl.col("__rel").cast(pl.Float64).alias("__hit"),
-        (_gain(pl.col("__g"), gain) / _discount(pl.col(_POS))).alias("__dterm"),
-        pl.lit(0.0).alias("__iterm"),
+    rows = rows.filter(~same.fill_null(value=False)).join(
+        counted, on=CURVE_LIST, how="left", maintain_order="left"
     )
-    users = population.select(keys)
-    m_truth = graded.group_by(truth_keys).agg(pl.col("__rel").sum().cast(pl.Int64).alias(_M))
-    m_per_user = users.join(m_truth, on=truth_keys, how="left").with_columns(
-        pl.col(_M).fill_null(0)
-    )
-    parts = [found]
-    if any(name == "ndcg" for _, name in chosen):
-        # the ideal list: the user's grades descending, as positions 1..top
-        ideal_rank = pl.col("__g").rank("ordinal", descending=True).over(truth_keys)
-        ideal_truth = (
-            graded.with_columns(ideal_rank.cast(pl.Int64).alias(_POS))
-            .filter(pl.col(_POS) <= top)
-            .select(
-                *truth_keys,
-                _POS,
-                pl.lit(0.0).alias("__hit"),
-                pl.lit(0.0).alias("__dterm"),
-                (_gain(pl.col("__g"), gain) / _discount(pl.col(_POS))).alias("__iterm"),
-            )
-        )
-        # one copy per group only the recs have (model), as evaluate judges each on it
-        parts.append(
-            users.join(ideal_truth, on=truth_keys, how="inner").select(
-                found.collect_schema().names()
-            )
-        )
-    events = (
-        pl.concat(parts)
-        .group_by([*keys, _POS])
-        .agg(pl.col("__hit").sum(), pl.col("__dterm").sum(), pl.col("__iterm").sum())
-        .sort([*keys, _POS])
-        .with_columns(
-            pl.col("__hit").cum_sum().over(keys).alias("__H"),
-            pl.col("__dterm").cum_sum().over(keys).alias("__D"),
-            pl.col("__iterm").cum_sum().over(keys).alias("__I"),
-            pl.col(_POS).filter(pl.col("__hit") > 0).min().over(keys).alias("__first_hit"),
-        )
-        .with_columns(
-            # the j-th found item at position i adds P@i = j / i to the AP sum
-            (pl.col("__hit") * pl.col("__H") / pl.col(_POS)).cum_sum().over(keys).alias("__S"),
-            pl.when(pl.col("__H") > 0).then(pl.col("__first_hit")).alias("__first"),
-        )
-        .join(m_per_user, on=keys, how="left", maintain_order="left")
-    )
-    return events, m_per_user
+    expressions = step.value(pl.col(POS))
+    filled = []
+    for part in parts:
+        column = expressions[part.suffix].cast(pl.Float64)
+        column = column if measure.fill is None else column.fill_null(measure.fill)
+        filled.append(column.alias(part.column("v")))
+    rows = rows.with_columns(filled)
+    counts = pl.all_horizontal(pl.col(part.column("v")).is_not_null() for part in parts)
+    rows = rows.with_columns(counts.alias("__prm_curve_in"))
+    fixed = []
+    for part in parts:
+        v = pl.col(part.column("v"))
+        fixed.extend(_fixed(v, part.column("s")))
+        if part.squared:
+            fixed.extend(_fixed(v * v, part.column("s2")))
+    rows = rows.with_columns(fixed)
+    inside = pl.col("__prm_curve_in")
+    same_list = pl.col(CURVE_LIST) == pl.col(CURVE_LIST).shift(1)
+
+    def change(x: pl.Expr) -> pl.Expr:
+        x = pl.when(inside).then(x).otherwise(0)
+        before = pl.when(same_list).then(x.shift(1)).otherwise(0)
+        return x - before
+
+    steps = [change(inside.cast(pl.Int64)).alias("__prm_curve_dn")]
+    for part in parts:
+        for what in ("s", "s2") if part.squared else ("s",):
+            steps.append(change(pl.col(part.column(what))).alias(part.column("d" + what)))
+    return rows.with_columns(steps)
+
+
+def _fixed(value: pl.Expr, name: str, over: Sequence[str] = ()) -> list[pl.Expr]:
+    """``value`` in fixed point (an Int128, in ``name``) and its scale (``name|scale``).
+
+    One power of two over the whole column (or per ``over`` group), from its
+    largest magnitude, so that every value fits 90 bits
+    (:func:`polars_rankmetrics._exact_mean.fixed_point`'s rule): sums of the
+    integers are exact, in any order.
+    """
+    magnitude = value.abs().max()
+    if over:
+        magnitude = magnitude.over(over)
+    exponent = magnitude.log(2).ceil().clip(-900.0, 900.0)
+    usable = magnitude.is_finite() & (magnitude > 0)
+    scale = pl.when(usable).then(pl.lit(2.0).pow(_BITS - exponent)).otherwise(1.0)
+    return [
+        scale.alias(f"{name}|scale"),
+        (value * scale).round().cast(pl.Int128, strict=False).fill_null(0).alias(name),
+    ]
 
 
 def _running_sums(
-    events: pl.LazyFrame,
-    name: str,
+    values: pl.LazyFrame,
+    step: CurveStep,
+    parts: list[_Part],
     *,
     by: list[str],
-    bucketed: bool,
-    grid_k: pl.LazyFrame,
-    population: pl.LazyFrame,
-    labels: dict[str, str],
-    keys: list[str],
-    m_per_user: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    ks: list[int],
 ) -> pl.LazyFrame:
-    """Per (by..., k): the sums over users of the metric and of its square."""
-    bucket = [_M] if bucketed else []
-    group = [*by, *bucket]
-    steps = events.group_by([*group, _POS]).agg(
-        pl.col(f"__dx_{name}").sum().alias("__c"), pl.col(f"__dx2_{name}").sum().alias("__c2")
+    """Per (by..., k): the counted users (``n``) and, per part, the sum of the part over them.
+
+    The steps of the fixed-point values, summed per position, run down the
+    positions; each requested k reads the running sums at its last position.
+    With a divisor, the users are grouped by m_u (the divisor reads it): each
+    group's sum is divided at k, and the groups summed in fixed point.
+    """
+    cells = [*by, N_RELEVANT] if step.divisor is not None else list(by)
+    sums = ["__prm_curve_dn"]
+    scales = []
+    for part in parts:
+        for what in ("s", "s2") if part.squared else ("s",):
+            sums.append(part.column("d" + what))
+            scales.append(f"{part.column(what)}|scale")
+    per_position = values.group_by([*cells, POS]).agg(pl.col(sums).sum()).sort(POS)
+    running = per_position.with_columns(pl.col(sums).cum_sum().over(cells))
+    wanted = pl.LazyFrame({_K: ks}, schema={_K: pl.Int64})
+    grid = values.select(cells).unique().join(wanted, how="cross").sort(_K)
+    at_k = grid.join_asof(
+        running, left_on=_K, right_on=POS, by=cells, strategy="backward",
+        # both sides are sorted by the key above; with by groups Polars cannot check it
+        check_sortedness=False,
+    ).join(values.select(pl.col(scales).first()), how="cross")  # fmt: skip
+    divisor = None if step.divisor is None else step.divisor(pl.col(_K).cast(pl.Float64))
+    totals = []
+    for part in parts:
+        for what in ("s", "s2") if part.squared else ("s",):
+            total = pl.col(part.column("d" + what)).fill_null(0).cast(pl.Float64)
+            total = total / pl.col(f"{part.column(what)}|scale")
+            if divisor is not None:
+                total = total / (divisor if what == "s" else divisor * divisor)
+            totals.append(total.alias(part.column(what)))
+    at_k = at_k.select(
+        *by, _K, pl.col("__prm_curve_dn").fill_null(0).alias("__prm_curve_n"), *totals
     )
-    cells = steps.select(group).unique() if group else pl.LazyFrame({"__one": [1]})
-    grid = cells.join(grid_k, how="cross")
-    cumulative = (
-        grid.join(steps.rename({_POS: _K}), on=[*group, _K], how="left")
-        .with_columns(pl.col("__c", "__c2").fill_null(0.0))
-        .sort([*group, _K])
-        .with_columns(
-            pl.col("__c").cum_sum().over(group or pl.lit(1)).alias("__sum"),
-            pl.col("__c2").cum_sum().over(group or pl.lit(1)).alias("__sum2"),
+    names = [name for part in parts for name in _part_sums(part)]
+    if divisor is None:
+        combined = at_k
+    else:
+        # one row per (group, k, m_u): sum the groups exactly, in any order
+        at_k = at_k.with_columns(
+            column for name in names for column in _fixed(pl.col(name), f"{name}|f", [*by, _K])
         )
-    )
-    divisor = (
-        _divisor(name, pl.col(_K), pl.col(_M)) if bucketed or name == "precision" else pl.lit(1.0)
-    )
-    terms = cumulative.select(
-        *by,
-        _K,
-        _safe_ratio(pl.col("__sum"), divisor).alias("__sum"),
-        _safe_ratio(pl.col("__sum2"), divisor * divisor).alias("__sum2"),
-    )
-    if name == "pooled_recall":
-        # the pooled denominator: sum over counted users of min(k, m_u)
-        counted = population.filter(_counted(labels[name])).select(keys)
-        users = counted.join(m_per_user, on=keys, how="left").with_columns(pl.col(_M).fill_null(0))
-        per_m = users.group_by([*by, _M]).len()
-        capped = (
-            per_m.join(grid_k, how="cross")
-            .group_by([*by, _K])
-            .agg((pl.min_horizontal(pl.col(_M), pl.col(_K)) * pl.col("len")).sum().alias("__cap"))
+        combined = at_k.group_by([*by, _K]).agg(
+            pl.col("__prm_curve_n").sum(),
+            *(
+                (
+                    pl.col(f"{name}|f").sum().cast(pl.Float64) / pl.col(f"{name}|f|scale").first()
+                ).alias(name)
+                for name in names
+            ),
         )
-        summed = terms.group_by([*by, _K]).agg(pl.col("__sum").sum())
-        return capped.join(summed, on=[*by, _K], how="left").with_columns(
-            pl.col("__sum").fill_null(0.0), pl.lit(None, pl.Float64).alias("__sum2")
-        )
-    return terms.group_by([*by, _K]).agg(pl.col("__sum").sum(), pl.col("__sum2").sum())
+    return groups.join(wanted, how="cross").join(combined, on=[*by, _K], how="left")
+
+
+def _part_sums(part: _Part) -> list[str]:
+    return [part.column(what) for what in (("s", "s2") if part.squared else ("s",))]
 
 
 def _finish(
     sums: pl.LazyFrame,
-    counts: pl.LazyFrame,
+    measure: Measure,
+    parts: list[_Part],
     *,
-    name: str,
-    label: str,
     by: list[str],
-    grid_k: pl.LazyFrame,
+    label: str,
     ci: float | None,
 ) -> pl.LazyFrame:
-    """Means and intervals per (by..., k), for every group with counted users."""
-    n = pl.col(f"__n_{name}")
-    frame = counts.select(*by, n.alias("__n")).join(grid_k, how="cross")
-    frame = (
-        frame.join(sums, on=[*by, _K], how="left") if by else frame.join(sums, on=_K, how="left")
-    )
-    total = pl.col("__sum").fill_null(0.0)
-    if name == "pooled_recall":
-        value = _safe_null_ratio(total, pl.col("__cap").fill_null(0))
+    """The measure's own aggregation of the sums at each k, and its interval for a mean."""
+    n = pl.col("__prm_curve_n").fill_null(0)
+    total = {part.suffix: pl.col(part.column("s")).fill_null(0.0) for part in parts}
+    mean: dict[str, pl.Expr] = {
+        suffix: pl.when(n > 0).then(value / n) for suffix, value in total.items()
+    }
+    kind = measure.aggregation
+    value: pl.Expr
+    if kind == "pooled":
+        # OTTO: sum(num) / sum(den) over the counted users, null when sum(den) = 0
+        value = pl.when(total["den"] > 0).then(total["num"] / total["den"])
+    elif kind == "geometric_mean":
+        value = mean["log"].exp()
+    elif kind == "sum":
+        value = total[""]
     else:
-        value = pl.when(pl.col("__n") > 0).then(total / pl.col("__n"))
-    columns: list[str | pl.Expr] = [
-        *by,
+        value = mean[""]
+    columns: list[pl.Expr] = [
+        *(pl.col(name) for name in by),
         pl.lit(label).alias("metric"),
         pl.col(_K),
         value.alias("value"),
     ]
     if ci is None:
-        return frame.select(columns)
-    n_float = pl.col("__n").cast(pl.Float64)
-    mean = total / n_float
-    variance = ((pl.col("__sum2").fill_null(0.0) - n_float * mean * mean) / (n_float - 1)).clip(
-        lower_bound=0.0
-    )
-    half = _t_quantile(pl.col("__n"), ci) * variance.sqrt() / n_float.sqrt()
-    defined = (pl.col("__n") >= 2) & pl.lit(name != "pooled_recall")
-    return frame.select(
+        return sums.select(columns)
+    if kind != "mean":
+        # not a mean over users: no interval
+        nothing = pl.lit(None, pl.Float64)
+        return sums.select(*columns, nothing.alias("ci_low"), nothing.alias("ci_high"))
+    (part,) = parts
+    n_float = n.cast(pl.Float64)
+    squares = pl.col(part.column("s2")).fill_null(0.0)
+    variance = ((squares - n_float * mean[""] * mean[""]) / (n_float - 1)).clip(lower_bound=0.0)
+    half = _t_quantile(n, ci) * variance.sqrt() / n_float.sqrt()
+    defined = n >= 2
+    return sums.select(
         *columns,
-        pl.when(defined).then(mean - half).alias("ci_low"),
-        pl.when(defined).then(mean + half).alias("ci_high"),
+        pl.when(defined).then(mean[""] - half).alias("ci_low"),
+        pl.when(defined).then(mean[""] + half).alias("ci_high"),
     )
-
-
-def _safe_null_ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
-    return pl.when(denominator > 0).then(numerator / denominator)
 
 
 def _t_quantile(n: pl.Expr, ci: float) -> pl.Expr:

@@ -52,18 +52,15 @@ from polars_rankmetrics._measures._registry import (
     part_column,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._pipeline.options import EvaluateOptions, ListInputs, Unpack, names, read
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import (
     Conventions,
-    Preset,
-    UsersWithoutRecs,
-    UsersWithoutTruth,
 )
 from polars_rankmetrics.conventions import resolve as resolve_conventions
 from polars_rankmetrics.evaluate import parse_metric, per_user_parts
-from polars_rankmetrics.metrics import Denominator, Gain
-from polars_rankmetrics.ranking import Duplicates, Ties
+from polars_rankmetrics.ranking import Ties
 
 __all__ = ["curves"]
 
@@ -161,24 +158,8 @@ def curves(
     metrics: str | Sequence[str],
     *,
     k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str | None = None,
-    by: str | Sequence[str] | None = None,
     ci: float | None = None,
-    denominator: Denominator | None = None,
-    gain: Gain | None = None,
-    ties: Ties | None = None,
-    relevance_level: float | None = None,
-    users_without_recs: UsersWithoutRecs | None = None,
-    users_without_truth: UsersWithoutTruth | None = None,
-    duplicates: Duplicates | None = None,
-    conventions: Preset | Conventions = "default",
-    interactions: Any = None,
-    items: Any = None,
-    category: str | None = None,
+    **options: Unpack[EvaluateOptions],
 ) -> FrameT:
     """Metric@k curves: the mean of each metric at every cutoff k, in one pass.
 
@@ -199,8 +180,6 @@ def curves(
         The cutoffs: a Python or NumPy integer, or an iterable of them, e.g.
         ``range(1, 101)`` (the default), ``[5, 10, 20]`` or
         ``np.arange(1, 21)``.
-    user, item, rank, score, relevance, by
-        Column roles and groups, as for ``evaluate``.
     ci
         ``None`` (default) or a confidence level in (0, 1): adds ``ci_low``
         and ``ci_high``, the t-interval of the mean over users
@@ -208,14 +187,16 @@ def curves(
         a mean over users (pooled recall, the geometric means ``gm_map`` and
         ``gm_bpref``, ``coverage``, ``gini``, ``personalization``) and where
         fewer than 2 users count.
-    denominator, gain, ties, relevance_level, users_without_recs, \
-users_without_truth, duplicates, conventions
-        The conventions of ``evaluate`` (``None``: the preset's value).
-    interactions, items, category
-        The inputs of the measures of the lists themselves, as for
-        ``evaluate``: the training history (novelty, arp, long_tail,
-        calibration), the item catalog (coverage, gini, ild, calibration)
-        and its category column (ild, calibration).
+    **options
+        Every option of ``evaluate`` (:class:`polars_rankmetrics.EvaluateOptions`):
+        the column roles and groups, the conventions, and the inputs of the
+        measures of the lists themselves (the training history for novelty,
+        arp, long_tail, calibration; the item catalog for coverage, gini,
+        ild, calibration and its category column for ild, calibration).
+        Refused, naming the metrics asked for: ``ties="average"``,
+        ``ideal="k"``, ``unjudged="remove"``, ``nonpositive_scores="drop"``
+        and ``user_sets="strict"``, which change the lists or the ideal
+        with k (``evaluate`` with one metric string per cutoff computes them).
 
     Returns
     -------
@@ -325,22 +306,13 @@ users_without_truth, duplicates, conventions
         isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1
     ):
         raise ValueError(f"ci must be None or a number between 0 and 1, e.g. 0.95, got {ci!r}")
-    resolved = resolve_conventions(
-        conventions,
-        denominator=denominator,
-        gain=gain,
-        ties=ties,
-        relevance_level=relevance_level,
-        users_without_recs=users_without_recs,
-        users_without_truth=users_without_truth,
-        duplicates=duplicates,
-    )
-    _check_supported(resolved)
+    given = read(options, function="curves")
+    resolved = resolve_conventions(given.conventions, **given.conventions_given())
+    _check_supported(resolved, [label for label, _ in chosen])
     roles: dict[str, Any] = {
-        "user": user, "item": item, "by": by, "rank": rank, "score": score,
-        "relevance": relevance,
-        "interactions": interactions, "items": items, "category": category,
-    }  # fmt: skip
+        name: getattr(given, name)
+        for name in ("user", "item", "by", "rank", "score", "relevance", *names(ListInputs))
+    }
     if type(recs).__module__.split(".")[0] == "pandas":
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
@@ -360,7 +332,7 @@ users_without_truth, duplicates, conventions
     return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
 
 
-def _check_supported(conventions: Conventions) -> None:
+def _check_supported(conventions: Conventions, labels: list[str]) -> None:
     """Refuse the conventions whose running sums the curves do not implement (never a guess).
 
     Each changes the lists or the ideal with k or before ranking, for every measure alike.
@@ -375,8 +347,9 @@ def _check_supported(conventions: Conventions) -> None:
     for name, values in unsupported.items():
         if getattr(conventions, name) in values:
             raise ValueError(
-                f"curves does not implement {name}={getattr(conventions, name)!r}: call "
-                "evaluate with one metric string per cutoff instead (e.g. 'ndcg@5,10,20')"
+                f"curves does not implement {name}={getattr(conventions, name)!r} (asked "
+                f"for {', '.join(labels)}): call evaluate with one metric string per cutoff "
+                "instead (e.g. 'ndcg@5,10,20')"
             )
 
 

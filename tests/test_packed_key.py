@@ -164,3 +164,46 @@ def test_hit_users_settle_the_overlap_without_the_screen(monkeypatch: pytest.Mon
     assert prm.evaluate(recs, truth, ["mrr@3"]).item() == 1.0
     with pytest.raises(AssertionError, match="screen ran"):
         prm.evaluate(recs.with_columns(pl.col("item") + 1), truth, ["mrr@3"])
+
+
+@pytest.mark.parametrize(
+    "users",
+    [
+        pytest.param([(1 << 64) - 1, 1 << 63], id="2^64-1 and 2^63"),
+        # a shift that fits an Int64 while one id does not: that id's key was null
+        pytest.param([(1 << 63) - 2, 1 << 63], id="2^63-2 and 2^63"),
+    ],
+)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_uint64_ids_past_int64_give_the_numbers_of_small_ids(users: list[int], lazy: bool) -> None:
+    # a narrow range of UInt64 ids from 2^63 up (items 2..3) packs into an Int64's
+    # bound, but its ids and its range's ends are no Int64s
+    def frames(ids: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+        recs = pl.DataFrame(
+            {"user": [ids[0]] * 3 + [ids[1]] * 3, "item": [1, 2, 3] * 2, "rank": [1, 2, 3] * 2},
+            schema={"user": pl.UInt64, "item": pl.UInt64, "rank": pl.Int64},
+        )
+        truth = pl.DataFrame(
+            {"user": [ids[0], ids[0], ids[1]], "item": [2, 3, 3], "rel": [1, 2, 3]},
+            schema={"user": pl.UInt64, "item": pl.UInt64, "rel": pl.Int64},
+        )
+        return recs, truth
+
+    def scores(ids: list[int], relevance: str | None) -> pl.DataFrame:
+        recs, truth = frames(ids)
+        got = prm.evaluate(
+            recs.lazy() if lazy else recs,
+            truth.lazy() if lazy else truth,
+            METRICS,
+            relevance=relevance,
+            per_user=True,
+        )
+        got = got.collect() if isinstance(got, pl.LazyFrame) else got
+        # each user's row in the order of ids, whatever their values
+        order = pl.col("user").replace_strict(ids, [0, 1], return_dtype=pl.Int64)
+        return got.sort(order).drop("user")
+
+    for relevance in (None, "rel"):
+        small = scores([1, 2], relevance)
+        assert small["map@3"].to_list() == [pytest.approx((1 / 2 + 2 / 3) / 2), 1 / 3]
+        assert_frame_equal(scores(users, relevance), small)

@@ -126,9 +126,11 @@ def packed_key(
     ``j`` and ``c = span_0 // 2``, the number
     ``(x_0 - lo_0 - c) R_0 + sum_{j > 0} (x_j - lo_j) R_j`` is one-to-one on the
     ranges and lies in ``[-c R_0, ceil(span_0 / 2) R_0)``: an Int64 when that
-    bound is at most 2^63, else an Int128 when at most 2^127 (two 64-bit ids of
-    a lazy truth: exactly 2^127). A recommendation outside a range cannot match
-    any truth row: its key is null, which joins nothing. ``None``: the keys are
+    bound is at most 2^63 and every range lies within the Int64's, else an
+    Int128 when the bound is at most 2^127 (two 64-bit ids of a lazy truth:
+    exactly 2^127; UInt64 ids from 2^63 up, however narrow their range). A
+    recommendation outside a range cannot match any truth row: its key is null,
+    which joins nothing. ``None``: the keys are
     joined as they are (string ids, a key beyond 64 bits).
 
     Returns the truth's key and the recommendations' key (both expressions on
@@ -153,7 +155,10 @@ def packed_key(
     after = math.prod(spans[1:])
     bound = (spans[0] - spans[0] // 2) * after
     target: pl.DataType
-    if bound <= 1 << 63:
+    # the packing casts each id and its range's ends to the target: an Int64 only
+    # when they fit one (UInt64 ids from 2^63 up do not, however narrow their range)
+    fits_int64 = all(-(1 << 63) <= lo <= hi < 1 << 63 for lo, hi in ranges)
+    if bound <= 1 << 63 and fits_int64:
         target = pl.Int64()
     elif bound <= 1 << 127:
         target = pl.Int128()

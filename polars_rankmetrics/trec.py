@@ -302,6 +302,21 @@ _MAX_SLICES = 4096
 """Most slices a run's queries are put in order by (zero copy); more: a gather (a copy)."""
 
 
+def _file_rank(field: pl.Expr) -> pl.Expr:
+    """The rank field as written, for ``ranks="file"`` (null: not an integer of at most 64 bits)."""
+    return field.str.to_integer(dtype=pl.UInt64, strict=False)
+
+
+def _kept_rank(frame: pl.DataFrame) -> pl.Expr:
+    """The file's ranks as the ``rank`` column: UInt32, or UInt64 when one is beyond UInt32.
+
+    Ranks are only an order (the measures read given ranks of any width exactly), so a
+    rank such as 4294967297 is kept as written rather than refused or wrapped.
+    """
+    beyond = frame.select(pl.col("__file_rank").max() > (1 << 32) - 1).item()
+    return pl.col("__file_rank").cast(pl.UInt64 if beyond else pl.UInt32).alias("rank")
+
+
 def _run_from_path(
     source: FileSource, ranks: RunRanks, duplicates: Duplicates
 ) -> pl.DataFrame | None:
@@ -316,7 +331,7 @@ def _run_from_path(
                "tag": pl.col("__f5")}  # fmt: skip
     bad = score.is_null() | score.is_nan()
     if ranks == "file":
-        file_rank = pl.col("__f3").str.to_integer(strict=False)
+        file_rank = _file_rank(pl.col("__f3"))
         columns["__file_rank"] = file_rank
         bad = bad | file_rank.is_null() | (file_rank < 1)
     fields = _piece_fields(source, 6, columns, bad, constant="tag")
@@ -334,7 +349,7 @@ def _run_from_path(
     if ranks == "file":
         if not _all_distinct(frame, ["user", "__file_rank"]):
             return None
-        frame = frame.with_columns(pl.col("__file_rank").cast(pl.UInt32).alias("rank"))
+        frame = frame.with_columns(_kept_rank(frame))
         order = frame.select(pl.arg_sort_by("user", "rank")).to_series()
         frame = _sorted_by_columns(frame.drop("__file_rank"), order)
         return frame.select("user", "item", "rank", "score", tag_column)
@@ -396,16 +411,19 @@ def read_trec_run(
 
     Returns
     -------
-    Columns ``user`` (qid), ``item`` (docno), ``rank`` (UInt32, 1 = top),
-    ``score`` (Float64) and ``tag`` (String), sorted by user and rank. Ids stay
-    strings.
+    Columns ``user`` (qid), ``item`` (docno), ``rank`` (UInt32, 1 = top;
+    with ``ranks="file"``, UInt64 when a rank in the file is beyond UInt32's
+    4294967295), ``score`` (Float64) and ``tag`` (String), sorted by user and
+    rank. Ids stay strings.
 
     Raises
     ------
     ValueError
         Naming the file, the line number and the line: a line with fewer than
         six fields (text after the sixth is ignored, as trec_eval does), a
-        score that is not a number (or NaN), a repeated document.
+        score that is not a number (or NaN), a repeated document; with
+        ``ranks="file"``, a rank that is not a positive integer of at most 64
+        bits, a repeated rank.
 
     Examples
     --------
@@ -437,7 +455,7 @@ def read_trec_run(
         pl.col("__f2").alias("item"),
         pl.col("__f5").alias("tag"),
         pl.col("__f4").cast(pl.Float64, strict=False).alias("score"),
-        pl.col("__f3").str.to_integer(strict=False).alias("__file_rank"),
+        _file_rank(pl.col("__f3")).alias("__file_rank"),
     )
     del split
     _fail(
@@ -455,10 +473,10 @@ def read_trec_run(
             frame,
             pl.col("__file_rank") < 1,
             name=name,
-            problem="the rank (field 4) is not a positive integer",
+            problem="the rank (field 4) is not a positive integer of at most 64 bits",
         )
         _check_duplicates(frame, ["user", "__file_rank"], name=name, what="the same rank")
-        frame = frame.with_columns(pl.col("__file_rank").cast(pl.UInt32).alias("rank"))
+        frame = frame.with_columns(_kept_rank(frame))
         return frame.select("user", "item", "rank", "score", "tag").sort("user", "rank")
     # trec_eval ignores the rank column: score descending, then docno descending (strcmp);
     # one sort gives both the ranks and the output order

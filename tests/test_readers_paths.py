@@ -83,7 +83,7 @@ def test_huge_ids_and_values_stay_text(tmp_path: Path) -> None:
         (read_trec_run, [b"q1 Q0 d1 1 0.5 r", b"", b"q1 Q0 d1 2 0.4 r"], {},
          r"line 3: the same docno for this qid again \(first on line 1\)"),
         (read_trec_run, [b"q1 Q0 d1 0 0.5 r"], {"ranks": "file"},
-         r"line 1: the rank \(field 4\) is not a positive integer"),
+         r"line 1: the rank \(field 4\) is not a positive integer of at most 64 bits"),
         (read_trec_run, [b"q1 Q0 d1 1 0.5 r", b"q1 Q0 d2 1 0.4 r"], {"ranks": "file"},
          r"line 2: the same rank again"),
         (read_trec_qrels, [b"q1 0 d1 1", b"q1 0 d2 1 5"], {}, r"line 2: expected 4 whitespace"),

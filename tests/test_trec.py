@@ -70,6 +70,39 @@ def test_run_ranks_as_written_on_request() -> None:
     assert run.filter(pl.col("user") == "q1")["item"].to_list() == ["d1", "d3", "d2"]
 
 
+@pytest.mark.parametrize("given_as", ["path", "bytes"])
+def test_run_ranks_beyond_uint32_are_read(tmp_path: Path, given_as: str) -> None:
+    # trec_eval reads the rank field and ignores it (the score decides); kept as
+    # written on request, exactly, as the measures read given ranks of any width
+    text = b"q1 Q0 d1 1 2.0 r\nq1 Q0 d2 4294967297 1.0 r\nq2 Q0 d1 7 0.5 r\n"
+    source = write(tmp_path, text.decode()) if given_as == "path" else text
+    by_score = read_trec_run(source)
+    assert by_score.schema["rank"] == pl.UInt32
+    assert by_score.select("user", "item", "rank").rows() == [
+        ("q1", "d1", 1), ("q1", "d2", 2), ("q2", "d1", 1),
+    ]  # fmt: skip
+    as_written = read_trec_run(source, ranks="file")
+    assert as_written.schema["rank"] == pl.UInt64
+    assert as_written.select("user", "item", "rank").rows() == [
+        ("q1", "d1", 1), ("q1", "d2", 4294967297), ("q2", "d1", 7),
+    ]  # fmt: skip
+    scores = prm.evaluate(as_written, pl.DataFrame({"user": ["q1"], "item": ["d2"]}), ["map"])
+    assert scores["map"].to_list() == [1 / 4294967297]
+    # the last rank that fits a UInt32 keeps the UInt32; past 64 bits it is refused
+    assert read_trec_run(b"q Q0 d 4294967295 1 r\n", ranks="file").schema["rank"] == pl.UInt32
+    too_big = source_of(tmp_path, given_as, b"q Q0 d 1 1 r\nq Q0 e 18446744073709551616 0 r\n")
+    with pytest.raises(
+        ValueError,
+        match=r"line 2: the rank \(field 4\) is not a positive integer of at most 64 bits: "
+        r"'q Q0 e 18446744073709551616 0 r'",
+    ):
+        read_trec_run(too_big, ranks="file")
+
+
+def source_of(tmp_path: Path, given_as: str, text: bytes) -> Path | bytes:
+    return write(tmp_path, text.decode(), "other.txt") if given_as == "path" else text
+
+
 def test_run_ids_stay_strings_with_leading_zeros(tmp_path: Path) -> None:
     path = write(tmp_path, "007 Q0 0012 1 1.0 r\n")
     run = read_trec_run(path)

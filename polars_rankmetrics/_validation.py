@@ -628,11 +628,15 @@ def duplicate_check(
     2.5x).
     """
     hashes = _key_hash(keys)
+    # a null key is refused by its own check (the null checks; float_key_check for a
+    # float id that is no whole number, which the key's cast made null): its repeats
+    # are no rows of the user's, so the search leaves them out
+    known = pl.all_horizontal(pl.col(key).is_not_null() for key in keys)
     if not in_memory:
         repeats = pl.len() > hashes.n_unique()
 
         def lazy_search(rows: pl.LazyFrame) -> pl.LazyFrame:
-            return rows.filter(repeats).filter(hashes.is_duplicated())
+            return rows.filter(repeats).filter(hashes.is_duplicated() & known)
 
         return DataCheck(
             bad=pl.struct(list(keys)).is_duplicated(),
@@ -643,7 +647,8 @@ def duplicate_check(
         )
 
     def search(rows: pl.LazyFrame) -> pl.LazyFrame:
-        return rows.filter(hashes.map_batches(_repeated_hash_rows, return_dtype=pl.Boolean))
+        repeated = hashes.map_batches(_repeated_hash_rows, return_dtype=pl.Boolean)
+        return rows.filter(repeated & known)
 
     return DataCheck(
         bad=pl.struct(list(keys)).is_duplicated(),

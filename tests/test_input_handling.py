@@ -180,6 +180,40 @@ def test_float_ids_must_be_whole_numbers(backend: Backend, bad: float, side: str
         _evaluate(backend, recs, truth, ["map"])
 
 
+@pytest.mark.parametrize(
+    ("recs", "options", "column", "example"),
+    [
+        # two items of one list that are no whole numbers: both were a null id after the
+        # key's cast, and the repeated (user, item=None) was reported as a duplicate too
+        (
+            {"user": [1, 1, 2], "item": [1.5, 2.5, 5.0], "score": [0.9, 0.8, 0.7]},
+            {"score": "score"},
+            "item",
+            "user=1, item=1.5",
+        ),
+        # two users that are no whole numbers, each recommended item 3: both were user
+        # None, and "item 3 recommended twice in one list" was reported too
+        (
+            {"user": [1.5, 2.5, 2.0], "item": [3, 3, 5], "score": [0.9, 0.8, 0.7]},
+            {"score": "score"},
+            "user",
+            "user=1.5, item=3",
+        ),
+    ],
+)
+def test_float_ids_that_are_no_whole_numbers_get_one_error(
+    backend: Backend, recs: dict[str, list[Any]], options: dict[str, str], column: str, example: str
+) -> None:
+    truth = {"user": [1, 2], "item": [3, 5]}
+    with pytest.raises(ValueError, match="not whole numbers") as refused:
+        _evaluate(backend, recs, truth, ["map"], **options)
+    assert str(refused.value) == (
+        "invalid input:\n"
+        f"- recs column {column!r} holds float ids, which are compared as integers (Int64), "
+        f"but 2 value(s) are not whole numbers in its range; example row: {example}"
+    )
+
+
 def test_float_ids_with_whole_values_match_integer_ids(backend: Backend) -> None:
     # pandas makes an integer column with a missing value float64
     recs = {"user": [1.0, 2.0, 3.0], "item": [10.0, 20.0, 30.0], "rank": [1, 1, 1]}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -350,3 +352,55 @@ def test_per_user_and_means_come_from_one_pass(tmp_path: Path) -> None:
     expected_per_user = prm.evaluate(recs, truth, metrics, per_user=True, **options)
     assert_frame_equal(pl.read_parquet(per_user), expected_per_user)
     assert_frame_equal(pl.read_parquet(means), prm.evaluate(recs, truth, metrics, **options))
+
+
+# ---------------------------------------------------------------- grades left unused
+
+
+@pytest.mark.parametrize(
+    ("truth", "options", "warning"),
+    [
+        (
+            "user,item,rel\n1,b,3\n2,a,1\n2,c,0\n",
+            [],
+            "rankmetrics evaluate: warning: {truth} has a column 'rel' (also 'relevance', "
+            "'grade', 'label', 'score' are recognised names) but --relevance was not given: "
+            "every truth row counts as relevant with grade 1; pass --relevance rel to use the "
+            "grades\n",
+        ),
+        (
+            "user,item,fold,clicks,note\n1,b,1,3,x\n2,a,1,1,y\n",
+            ["--by", "fold"],
+            "rankmetrics evaluate: warning: {truth} has a numeric column 'clicks' besides the "
+            "ids but --relevance was not given: every truth row counts as relevant with grade "
+            "1; pass --relevance clicks to use the grades\n",
+        ),
+        ("user,item,rel\n1,b,3\n2,a,1\n", ["--relevance", "rel"], ""),
+        # no column that could be grades: text, or the by column
+        ("user,item,fold,note\n1,b,1,x\n2,a,1,y\n", ["--by", "fold"], ""),
+    ],
+)
+def test_a_truth_column_of_grades_without_relevance_warns_once(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    truth: str,
+    options: list[str],
+    warning: str,
+) -> None:
+    recs = "user,item,fold,rank\n1,a,1,1\n1,b,1,2\n2,a,1,1\n"
+    (tmp_path / "recs.csv").write_text(recs)
+    (tmp_path / "truth.csv").write_text(truth)
+    argv = ["evaluate", str(tmp_path / "recs.csv"), str(tmp_path / "truth.csv")]
+    assert main([*argv, "-m", "ndcg@10", "map", "--format", "csv", *options]) == 0
+    assert capsys.readouterr().err == warning.format(truth=tmp_path / "truth.csv")
+
+
+def test_the_python_api_never_guesses_grades() -> None:
+    # the caller names the columns it means: a 'rel' column left out is no warning
+    recs = pl.DataFrame({"user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
+    truth = pl.DataFrame({"user": [1], "item": ["b"], "rel": [3]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert prm.evaluate(recs, truth, ["ndcg@10"])["ndcg@10"].to_list() == [
+            pytest.approx(1 / math.log2(3))
+        ]

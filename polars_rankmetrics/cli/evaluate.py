@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from polars_rankmetrics._pipeline.aggregate import per_user_values
 from polars_rankmetrics.cli._common import (
     DISPLAY_FORMATS,
@@ -20,6 +22,7 @@ from polars_rankmetrics.cli._common import (
     progress,
     read_inputs,
     show,
+    warn,
     write_frame,
 )
 from polars_rankmetrics.conventions import CONVENTION_KEYWORDS
@@ -29,6 +32,9 @@ __all__ = ["CONVENTIONS", "add", "run"]
 
 CONVENTIONS = (*CONVENTION_KEYWORDS, "conventions")
 """The parameters of :func:`polars_rankmetrics.evaluate` that are options here."""
+
+GRADE_NAMES = ("rel", "relevance", "grade", "label", "score")
+"""Truth columns taken for grades first when ``--relevance`` is missing (for the warning)."""
 
 
 def add(subparsers: Any) -> argparse.ArgumentParser:
@@ -97,10 +103,44 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return [path for path in files if path is not None]
 
 
+def grades_left_unused(truth: pl.DataFrame, args: argparse.Namespace) -> str | None:
+    """The warning for a truth with a numeric column that could be grades and no ``--relevance``.
+
+    Without ``--relevance`` every truth row is relevant with grade 1, so a
+    file's ``rel`` column would silently leave NDCG binary and count grade-0
+    rows as relevant. Only the command line guesses: a Python caller names
+    every column it means (``relevance=``). ``None``: ``--relevance`` given,
+    or no numeric column besides the ids and the ``--by`` columns.
+    """
+    if args.relevance is not None:
+        return None
+    ids = {args.user, args.item, *args.by}
+    numeric = [
+        name for name, dtype in truth.schema.items() if name not in ids and dtype.is_numeric()
+    ]
+    if not numeric:
+        return None
+    named = [name for name in GRADE_NAMES if name in numeric]
+    column = named[0] if named else numeric[0]
+    others = ", ".join(repr(name) for name in GRADE_NAMES if name != column)
+    what = (
+        f"a column {column!r} (also {others} are recognised names)"
+        if named
+        else f"a numeric column {column!r} besides the ids"
+    )
+    return (
+        f"{args.truth} has {what} but --relevance was not given: every truth row counts "
+        f"as relevant with grade 1; pass --relevance {column} to use the grades"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Read the files, evaluate, print the means and write the requested files."""
     outputs = _outputs(args)
     recs, truth, interactions, items = read_inputs(args, "evaluate", args.recs, args.truth)
+    unused = None if truth is None else grades_left_unused(truth, args)
+    if unused is not None:
+        warn("evaluate", unused)
     options: dict[str, Any] = {
         "user": args.user,
         "item": args.item,

@@ -5,7 +5,10 @@ timestamps, the held-out truth after a time split (graded 1 view, 2 cart,
 3 purchase), an item catalogue with categories, users with segments, and the
 top-N lists of four recommenders of visibly different quality. It is generated
 in about a second with NumPy and Polars from one seed, so every machine sees
-the same numbers; no file ships with the package.
+the same numbers; no file ships with the package. The users x items matrices
+are made a chunk of users at a time, so memory grows with the rows returned
+(about 4 KB a user with 1,000 items); the chunks consume the random stream
+in the order one draw for every user would, so they change no number.
 
 How the data is made:
 
@@ -116,55 +119,169 @@ def _top_n(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return columns, np.take_along_axis(scores, columns, axis=1)
 
 
-def _long_recs(model: str, columns: np.ndarray, scores: np.ndarray) -> pl.DataFrame:
+_MODELS = ("popularity", "item_knn", "two_tower", "random")
+_CHUNK_CELLS = 2_000_000
+"""Users x items scored at once: a chunk of users is generated, then only its rows are kept.
+
+The default sample (2,000 users x 1,000 items) is one chunk. Each chunk's
+matrices take about 10 x 8 bytes x ``_CHUNK_CELLS`` (160 MB), whatever the
+number of users; the frames returned grow with their rows alone.
+"""
+
+
+class _Lists:
+    """One model's top-n lists, filled a chunk of users at a time into arrays of the full size."""
+
+    def __init__(self, n_users: int, n: int) -> None:
+        import numpy as np  # noqa: PLC0415
+
+        self.n = n
+        self.item = np.empty(n_users * n, dtype=np.int64)
+        self.score = np.empty(n_users * n, dtype=np.float64)
+
+    def put(self, first_user: int, scores: np.ndarray) -> None:
+        columns, values = _top_n(scores, self.n)
+        rows = slice(first_user * self.n, first_user * self.n + columns.size)
+        self.item[rows] = columns.reshape(-1)
+        self.score[rows] = values.reshape(-1)
+
+    def frame(self, model: str) -> pl.DataFrame:
+        import numpy as np  # noqa: PLC0415
+
+        n_rows = self.item.size
+        frame = pl.DataFrame(
+            {
+                "model": pl.repeat(model, n_rows, dtype=pl.String, eager=True),
+                "user": np.repeat(np.arange(n_rows // self.n, dtype=np.int64), self.n),
+                "item": self.item,
+                "score": self.score,
+            }
+        )
+        # a user who has seen nearly every item gets fewer than n unseen ones
+        return frame if np.isfinite(self.score).all() else frame.filter(pl.col("score").is_finite())
+
+
+@dataclass(frozen=True)
+class _World:
+    """The items' and users' traits, from which the users x items matrices come a chunk at a time.
+
+    Each random draw over users x items takes its chunks in user order, so the
+    stream is consumed as by one draw for every user: the numbers do not
+    depend on the chunks.
+    """
+
+    log_popularity: np.ndarray
+    item_in_category: np.ndarray
+    item_factors: np.ndarray
+    category_taste: np.ndarray
+    user_factors: np.ndarray
+    chunks: list[tuple[int, int]]
+
+    def likes(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Category affinity and taste match of users ``lo..hi`` for every item (log scale)."""
+        import numpy as np  # noqa: PLC0415
+
+        affinity = np.log(self.category_taste[lo:hi] @ self.item_in_category.T + 1e-3)
+        taste = self.user_factors[lo:hi] @ self.item_factors.T / np.sqrt(_N_FACTORS)
+        return affinity, taste
+
+
+def _events(
+    world: _World, n_events: np.ndarray, signup_day: np.ndarray, rng: np.random.Generator
+) -> pl.DataFrame:
+    """Each user's distinct items (Gumbel-top-k by utility), with their day and depth."""
     import numpy as np  # noqa: PLC0415
 
-    n_users, n = columns.shape
+    max_events = int(n_events.max())
+    picked: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for lo, hi in world.chunks:
+        # utility: popularity x category affinity x taste match (log scale)
+        affinity, taste = world.likes(lo, hi)
+        utility = world.log_popularity[None, :] + 1.3 * affinity + 0.8 * taste
+        drawn = utility + rng.gumbel(size=utility.shape)
+        del utility
+        chosen, _ = _top_n(drawn, max_events)
+        del drawn
+        keep = np.arange(max_events)[None, :] < n_events[lo:hi, None]
+        rows = np.broadcast_to(np.arange(hi - lo)[:, None], chosen.shape)[keep]
+        columns = chosen[keep]
+        match = taste[rows, columns] + affinity[rows, columns] / 4
+        picked.append((rows + lo, columns, match))
+    users_of, items_of, match = (np.concatenate(part) for part in zip(*picked, strict=True))
+    del picked
+    day = signup_day[users_of] + rng.random(users_of.size) * (_DAYS - signup_day[users_of])
+    # deeper events for better matches: P(cart or purchase) rises with the taste match
+    depth = 1 / (1 + np.exp(-(match - 1.0) * 1.5))
+    del match
+    level = 1 + (rng.random(users_of.size) < depth) + (rng.random(users_of.size) < depth / 3)
     return pl.DataFrame(
         {
-            "model": np.full(n_users * n, model),
-            "user": np.repeat(np.arange(n_users, dtype=np.int64), n),
-            "item": columns.reshape(-1).astype(np.int64),
-            "score": scores.reshape(-1).astype(np.float64),
+            "user": users_of.astype(np.int64),
+            "item": items_of.astype(np.int64),
+            "day": day,
+            "rel": level.astype(np.int64),
         }
-    ).filter(pl.col("score").is_finite())
+    )
 
 
 def _recommend(
-    seen: np.ndarray,
-    log_popularity: np.ndarray,
-    affinity: np.ndarray,
-    taste: np.ndarray,
-    recent: np.ndarray,
-    *,
-    rng: np.random.Generator,
-    n_recs: int,
-) -> pl.DataFrame:
-    """The four models' top ``n_recs`` among the items each user has not seen."""
+    world: _World, history: pl.DataFrame, n_recs: int, rng: np.random.Generator
+) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """The four models' top ``n_recs`` among the items each user has not seen.
+
+    Also each item's and each user's number of history events.
+    """
     import numpy as np  # noqa: PLC0415
 
-    counts = seen.sum(axis=0).astype(np.float64)
-    unseen = np.where(seen, -np.inf, 0.0)
-    # item-item cosine over the history; cold users fall back to popularity
-    seen_float = seen.astype(np.float32)
+    n_users, n_items = world.category_taste.shape[0], world.log_popularity.size
+    # the history in user order (events are drawn user by user): a chunk's rows are a slice
+    seen_user = history["user"].to_numpy()
+    seen_item = history["item"].to_numpy()
+    bounds = np.searchsorted(seen_user, [lo for lo, _ in world.chunks] + [n_users])
+
+    def seen_of(index: int) -> np.ndarray:
+        """Which items each user of chunk ``index`` has in the history (users x items)."""
+        lo, hi = world.chunks[index]
+        rows = slice(bounds[index], bounds[index + 1])
+        seen = np.zeros((hi - lo, n_items), dtype=bool)
+        seen[seen_user[rows] - lo, seen_item[rows]] = True
+        return seen
+
+    counts = np.bincount(seen_item, minlength=n_items).astype(np.float64)
+    n_history = np.bincount(seen_user, minlength=n_users)
+    # the popularity model counts the last four weeks only (trending items; small counts tie)
+    recent_items = history.filter(pl.col("day") >= _SPLIT_DAY - 28)["item"].to_numpy()
+    recent = np.bincount(recent_items, minlength=n_items).astype(np.float64)
+
+    # item-item cosine over the history; cold users fall back to popularity (co-occurrence
+    # counts are whole numbers: exact in float32 whatever the chunks)
+    cooccurrence = np.zeros((n_items, n_items), dtype=np.float32)
+    for index in range(len(world.chunks)):
+        seen_float = seen_of(index).astype(np.float32)
+        cooccurrence += seen_float.T @ seen_float
     norms = np.sqrt(counts).astype(np.float32) + 1e-6
-    cooccurrence = (seen_float.T @ seen_float) / norms[:, None] / norms[None, :]
+    cooccurrence = cooccurrence / norms[:, None] / norms[None, :]
     np.fill_diagonal(cooccurrence, 0.0)
-    knn = (seen_float @ cooccurrence).astype(np.float64)
-    knn = np.round(knn + 1e-4 * counts[None, :] / max(counts.max(), 1.0), 4)
-    # a factor model that learned the generator's tastes through noise
-    two_tower = (
-        0.7 * log_popularity[None, :] + affinity + 0.8 * (taste + rng.normal(0.0, 0.6, taste.shape))
-    )
-    scores = {
-        "popularity": np.broadcast_to(recent, unseen.shape),
-        "item_knn": knn,
-        "two_tower": np.round(two_tower, 3),
-        "random": np.round(rng.random(unseen.shape), 2),
-    }
-    return pl.concat(
-        [_long_recs(name, *_top_n(score + unseen, n_recs)) for name, score in scores.items()]
-    )
+
+    lists = {model: _Lists(n_users, n_recs) for model in _MODELS}
+    for index, (lo, hi) in enumerate(world.chunks):
+        seen = seen_of(index)
+        unseen = np.where(seen, -np.inf, 0.0)
+        lists["popularity"].put(lo, recent[None, :] + unseen)
+        knn = (seen.astype(np.float32) @ cooccurrence).astype(np.float64)
+        knn = np.round(knn + 1e-4 * counts[None, :] / max(counts.max(), 1.0), 4)
+        lists["item_knn"].put(lo, knn + unseen)
+        # a factor model that learned the generator's tastes through noise
+        affinity, taste = world.likes(lo, hi)
+        noise = rng.normal(0.0, 0.6, taste.shape)
+        two_tower = 0.7 * world.log_popularity[None, :] + affinity + 0.8 * (taste + noise)
+        lists["two_tower"].put(lo, np.round(two_tower, 3) + unseen)
+    # the random model's draws come after every user's noise above (the stream's order)
+    for index, (lo, _) in enumerate(world.chunks):
+        unseen = np.where(seen_of(index), -np.inf, 0.0)
+        lists["random"].put(lo, np.round(rng.random(unseen.shape), 2) + unseen)
+    recs = pl.concat([lists.pop(model).frame(model) for model in _MODELS])
+    return recs, counts, n_history
 
 
 def _items_and_users(
@@ -221,7 +338,8 @@ def sample_data(
     Parameters
     ----------
     n_users, n_items
-        Size of the sample; the default generates in about a second.
+        Size of the sample; the default generates in about a second. A
+        million users take about a minute and 4 GB (the frames returned).
     n_categories
         Number of item categories (at most 16).
     n_recs
@@ -288,35 +406,17 @@ def sample_data(
         rng.random(n_users) < 0.8, rng.uniform(0, 45, n_users), rng.uniform(45, _DAYS, n_users)
     )
 
-    # what each user likes: popularity x category affinity x taste match (log scale)
-    affinity = np.log(category_taste @ item_in_category.T + 1e-3)
-    taste = user_factors @ item_factors.T / np.sqrt(_N_FACTORS)
-    utility = log_popularity[None, :] + 1.3 * affinity + 0.8 * taste
-
-    # Gumbel-top-k: each user's distinct items, drawn without replacement by utility
-    drawn = utility + rng.gumbel(size=utility.shape)
-    max_events = int(n_events.max())
-    chosen, _ = _top_n(drawn, max_events)
-    keep = np.arange(max_events)[None, :] < n_events[:, None]
-    users_of = np.broadcast_to(np.arange(n_users)[:, None], chosen.shape)[keep]
-    items_of = chosen[keep]
-    day = signup_day[users_of] + rng.random(users_of.size) * (_DAYS - signup_day[users_of])
-    # deeper events for better matches: P(cart or purchase) rises with the taste match
-    match = taste[users_of, items_of] + affinity[users_of, items_of] / 4
-    depth = 1 / (1 + np.exp(-(match - 1.0) * 1.5))
-    level = 1 + (rng.random(users_of.size) < depth) + (rng.random(users_of.size) < depth / 3)
-
-    events = pl.DataFrame(
-        {
-            "user": users_of.astype(np.int64),
-            "item": items_of.astype(np.int64),
-            "day": day,
-            "rel": level.astype(np.int64),
-        }
+    # the users x items matrices a chunk of users at a time: memory grows with the rows
+    size = max(1, _CHUNK_CELLS // n_items)
+    chunks = [(lo, min(lo + size, n_users)) for lo in range(0, n_users, size)]
+    world = _World(
+        log_popularity, item_in_category, item_factors, category_taste, user_factors, chunks
     )
+    events = _events(world, n_events, signup_day, rng)
     split_time = _START + dt.timedelta(days=_SPLIT_DAY)
     history = events.filter(pl.col("day") < _SPLIT_DAY)
     truth = events.filter(pl.col("day") >= _SPLIT_DAY).select("user", "item", "rel")
+    del events
     interactions = history.sort("user", "day").select(
         "user",
         "item",
@@ -325,16 +425,8 @@ def sample_data(
             {i + 1: name for i, name in enumerate(_EVENTS)}, return_dtype=pl.String
         ),
     )
-
-    seen = np.zeros((n_users, n_items), dtype=bool)
-    seen[history["user"].to_numpy(), history["item"].to_numpy()] = True
-    counts = seen.sum(axis=0).astype(np.float64)
-    # the popularity model counts the last four weeks only (trending items; small counts tie)
-    recent_items = history.filter(pl.col("day") >= _SPLIT_DAY - 28)["item"].to_numpy()
-    recent = np.bincount(recent_items, minlength=n_items).astype(np.float64)
-    n_history = seen.sum(axis=1)
-
-    recs = _recommend(seen, log_popularity, affinity, taste, recent, rng=rng, n_recs=n_recs)
+    recs, counts, n_history = _recommend(world, history, n_recs, rng)
+    del history
     items, users = _items_and_users(primary, secondary, counts, signup_day, n_history)
     return Sample(
         recs=recs,

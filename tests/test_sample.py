@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
+import tracemalloc
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
+from polars_rankmetrics import sample as sample_module
 from polars_rankmetrics.sample import Sample, sample_data
 
 MODELS = ["item_knn", "popularity", "random", "two_tower"]
@@ -169,3 +171,30 @@ def test_smaller_sample_and_bad_sizes() -> None:
         sample_data(n_items=10, n_recs=20)
     with pytest.raises(ValueError, match="n_categories must be between 1 and 16"):
         sample_data(n_categories=0)
+
+
+def test_chunks_of_users_change_no_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the default-size sample is one chunk: 37-user chunks (the last one short) must
+    # consume the random stream as one draw for every user does
+    whole = sample_data(n_users=300, n_items=200, seed=3)
+    monkeypatch.setattr(sample_module, "_CHUNK_CELLS", 37 * 200, raising=False)
+    chunked = sample_data(n_users=300, n_items=200, seed=3)
+    for name, frame in frames(whole).items():
+        assert_frame_equal(frames(chunked)[name], frame)
+
+
+def test_memory_grows_with_the_rows_not_with_users_times_items(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 4,000 users x 250 items are 8 MB a float64 matrix, and the generator held about
+    # twenty of them (a million users x 1,000 items: 8 GB each); in chunks of 200 users
+    # the NumPy arrays at their peak are about the rows returned (4,000 users x 80
+    # recommendations x 16 bytes = 5 MB, and the events) and a chunk's matrices
+    monkeypatch.setattr(sample_module, "_CHUNK_CELLS", 200 * 250, raising=False)
+    tracemalloc.start()
+    try:
+        sample_data(n_users=4_000, n_items=250)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20  # about 12 MB; today's generator: 136 MB

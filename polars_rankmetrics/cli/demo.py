@@ -25,8 +25,12 @@ __all__ = ["DEMO_METRICS", "add", "run"]
 DEMO_METRICS = ["map@10", "ndcg@10", "mrr@10", "precision@10", "recall@20", "hit_rate@10"]
 COMPARED = ["map@10", "ndcg@10", "recall@20"]
 BASELINE = "popularity"
-MAX_USERS = 5_000_000
-"""Beyond this the sample takes minutes and gigabytes, which is no demo."""
+MAX_USERS = 1_000_000
+"""The largest sample offered: a million users take about 8 GB (benchmarks/demo_size.py).
+
+The sample's rows alone are about 4 KB a user, and evaluate and compare hold
+more beside them: five million users would not fit a 24 GB machine.
+"""
 
 
 def _count(text: str) -> int:
@@ -35,7 +39,10 @@ def _count(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if not 1 <= value <= MAX_USERS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_USERS:,}, got {value:,}")
+        raise argparse.ArgumentTypeError(
+            f"must be between 1 and {MAX_USERS:,} (a million users take about 8 GB of memory "
+            f"and minutes; the memory grows with the users), got {value:,}"
+        )
     return value
 
 

@@ -177,7 +177,8 @@ def plot_curves(
     alt = _altair()
     data = _frame(frame, "frame")
     _require(data, [metric, k, value], "frame", "the frame of curves(...)")
-    if color not in data.columns:
+    one_system = color not in data.columns
+    if one_system:
         # curves of one system (no by column): one line per metric panel
         data = data.with_columns(pl.lit("all users").alias(color))
     extra = [c for c in data.columns if c not in {color, metric, k, value, "ci_low", "ci_high"}]
@@ -233,7 +234,8 @@ def plot_curves(
         )
         .properties(
             title=title
-            or f"Metrics by cutoff k, by {color}"
+            or "Metrics by cutoff k"
+            + ("" if one_system else f", by {color}")
             + (" (bands: confidence intervals)" if has_band else "")
         )
     )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from polars_rankmetrics._measures.beyond_accuracy import GROUP_MEASURES as _GROUP_MEASURES
+from polars_rankmetrics._measures import canonical, lookup
 
 if TYPE_CHECKING:
     import altair
@@ -178,7 +178,7 @@ def plot_curves(
     x = alt.X(f"{k}:Q", title="cutoff k (list length)", axis=alt.Axis(tickMinStep=1))
     metrics = data[metric].unique(maintain_order=True).to_list()
     # coverage, gini and personalization are one value per system, not a mean over users
-    groupwise = [name for name in metrics if str(name).partition("(")[0] in _GROUP_MEASURES]
+    groupwise = [name for name in metrics if _one_per_group(str(name))]
     y_title = "mean over users" if not groupwise else "value (mean over users or per system)"
     y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(zero=False))
     # one legend for bands and lines (a layer without a legend would drop it), drawn opaque
@@ -836,3 +836,9 @@ def plot_long_tail(
         ),
     )
     return cast("altair.LayerChart", chart)
+
+
+def _one_per_group(label: str) -> bool:
+    """Whether a curve's metric is one value per group (aggregation ``"group"``)."""
+    name = canonical(label.partition("(")[0].partition("@")[0].strip())
+    return name is not None and lookup(name).aggregation == "group"

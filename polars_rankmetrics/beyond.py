@@ -260,7 +260,10 @@ def list_metrics(
         (1 = top) or a ``score`` (higher is better). Polars or pandas.
     metrics
         ``"name@k"`` or ``"name"`` (the whole list) strings from the table
-        above; each becomes a Float64 column named exactly as given.
+        above, with parameters as :func:`polars_rankmetrics.evaluate` reads
+        them (``"arp(popularity=interactions)@10"``: c_i counts interaction
+        rows, as RecTools' ``AvgRecPopularity``; default ``users``); each
+        becomes a Float64 column named exactly as given.
     interactions
         The training history, one row per (user, item) (repeats count once).
         Needed by novelty, arp, long_tail and calibration. ``by`` columns it
@@ -288,11 +291,11 @@ def list_metrics(
         measures, so a repeated (user, item), or a repeated position with
         ranks given, is an error by default.
     head_share
-        Long tail: the head is the shortest prefix of the items sorted by c_i
+        Long tail (unless written in the metric string): the head is the shortest prefix of the items sorted by c_i
         descending (ties: item ascending) whose Σ c_i reaches this share of
         Σ c_i (0 to 1, default 0.2).
     alpha
-        Calibration: the share of p mixed into q (0 < alpha <= 1, default 0.01),
+        Calibration (unless written in the metric string): the share of p mixed into q (0 < alpha <= 1, default 0.01),
         which keeps the divergence finite.
 
     Returns

@@ -291,12 +291,13 @@ def list_metrics(
         measures, so a repeated (user, item), or a repeated position with
         ranks given, is an error by default.
     head_share
-        Long tail (unless written in the metric string): the head is the shortest prefix of the items sorted by c_i
-        descending (ties: item ascending) whose Σ c_i reaches this share of
-        Σ c_i (0 to 1, default 0.2).
+        Long tail (unless written in the metric string): the head is the
+        shortest prefix of the items sorted by c_i descending (ties: item
+        ascending) whose Σ c_i reaches this share of Σ c_i (0 to 1, default 0.2).
     alpha
-        Calibration (unless written in the metric string): the share of p mixed into q (0 < alpha <= 1, default 0.01),
-        which keeps the divergence finite.
+        Calibration (unless written in the metric string): the share of p
+        mixed into q (0 < alpha <= 1, default 0.01), which keeps the
+        divergence finite.
 
     Returns
     -------

@@ -14,17 +14,14 @@ merged across Spark's buckets:
 
 :mod:`._plan` plans them from the hooks (:func:`per_user`, :func:`per_group`);
 the list plan (:mod:`polars_rankmetrics.beyond`), ``curves`` and Spark read
-only the hooks. Definitions: ``METRICS.md``, "Beyond accuracy".
+only the hooks. A new measure of the lists is one module here (found and
+imported below; modules whose name starts with ``_`` are the shared pieces).
+Definitions: ``METRICS.md``, "Beyond accuracy".
 """
 
-from polars_rankmetrics._measures.lists import (
-    calibration,
-    coverage,
-    gini,
-    ild,
-    personalization,
-    popularity,
-)
+import importlib
+import pkgutil
+
 from polars_rankmetrics._measures.lists._hooks import (
     Keys,
     ListHook,
@@ -53,5 +50,12 @@ __all__ = [
     "user_requests",
 ]
 
-# the modules register their measures when imported, in the order of METRICS.md's table
-del coverage, gini, personalization, popularity, ild, calibration
+
+def _register_measures() -> None:
+    """Import every measure module of this package (name order): each registers its measures."""
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda found: found.name):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_measures()

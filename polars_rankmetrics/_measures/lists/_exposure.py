@@ -12,7 +12,7 @@ list: the maximum), and :func:`values` finishes each measure from the totals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -146,8 +146,3 @@ def per_group(
         catalog = pl.LazyFrame({CATALOG_N: [None]}, schema={CATALOG_N: pl.Float64})
     groups = attach(groups, catalog, [])
     return groups.select(*by, *values(requests))
-
-
-def totals_as_stats(names: Mapping[str, str]) -> list[pl.Expr]:
-    """Rename totals computed elsewhere (Spark) to the statistics' columns."""
-    return [pl.col(source).alias(target) for target, source in names.items()]

@@ -138,9 +138,6 @@ def run(args: argparse.Namespace) -> int:
     """Read the files, evaluate, print the means and write the requested files."""
     outputs = _outputs(args)
     recs, truth, interactions, items = read_inputs(args, "evaluate", args.recs, args.truth)
-    unused = None if truth is None else grades_left_unused(truth, args)
-    if unused is not None:
-        warn("evaluate", unused)
     options: dict[str, Any] = {
         "user": args.user,
         "item": args.item,
@@ -165,5 +162,9 @@ def run(args: argparse.Namespace) -> int:
         summary = evaluate(recs, truth, args.metrics, **options)
     if "--output" in outputs:
         write_frame(summary, outputs["--output"], option="--output")
+    # after the evaluation: a refusal stays the one line on stderr
+    unused = None if truth is None else grades_left_unused(truth, args)
+    if unused is not None:
+        warn("evaluate", unused)
     sys.stdout.write(show(summary, args.format) + "\n")
     return 0

@@ -2,6 +2,7 @@
 
     python benchmarks/demo_size.py [--sizes 10000,50000,100000,500000,1000000]
         [--what demo,sample] [--package PATH] [--mem-limit 20] [--timeout 900]
+        [--label after] [--json benchmarks/results/demo_size.json]
 
 Each size runs in its own child process (one at a time: run it on an otherwise
 quiet machine), ``demo`` as ``python -m polars_rankmetrics.cli demo --users N
@@ -12,13 +13,19 @@ quiet machine), ``demo`` as ``python -m polars_rankmetrics.cli demo --users N
 ``--mem-limit`` GiB is killed and reported as such, so that a size that does
 not fit cannot take the machine down. ``--package PATH`` measures the package
 at PATH (e.g. ``git archive`` of an older commit unpacked there) instead of
-this checkout's.
+this checkout's. ``--json`` merges the rows, under ``--label``, into that file
+(a row replaces the one of the same label, what and size), from which
+``report.py`` writes the section "The demo's size" of ``results/results.md``
+(:func:`section`).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -80,6 +87,48 @@ def measure(what: str, n_users: int, *, package: Path, mem_limit: float, timeout
     }
 
 
+def section(results: dict) -> list[str]:
+    """The Markdown section of ``results/results.md`` from ``demo_size.json``."""
+    lines = ["## The demo's size: `rankmetrics demo --users N`", "", results["note"], ""]
+    lines += [
+        "| users | what | "
+        + " | ".join(f"{label} wall s | {label} peak RSS GiB" for label in results["labels"])
+        + " |"
+    ]
+    lines += ["|--:|---|" + "--:|--:|" * len(results["labels"])]
+    keys = sorted({(row["users"], row["what"]) for row in results["rows"]})
+    for users, what in keys:
+        cells = []
+        for label in results["labels"]:
+            row = next(
+                (r for r in results["rows"]
+                 if (r["label"], r["users"], r["what"]) == (label, users, what)),
+                None,
+            )  # fmt: skip
+            if row is None:
+                cells += ["", ""]
+            elif row["seconds"] != row["seconds"]:  # NaN: not run, the reason in "ended"
+                cells += [row["ended"], "-"]
+            elif row["ended"] != "ok":
+                cells += [f"{row['seconds']:.0f} ({row['ended']})", f"{row['peak_gib']:.2f}"]
+            else:
+                cells += [f"{row['seconds']:.1f}", f"{row['peak_gib']:.2f}"]
+        lines.append(f"| {users:,} | {what} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _merge(path: Path, label: str, rows: list[dict]) -> None:
+    results = json.loads(path.read_text()) if path.exists() else {"labels": [], "rows": []}
+    results.setdefault("note", "")
+    if label not in results["labels"]:
+        results["labels"].append(label)
+    new = {(label, row["what"], row["users"]) for row in rows}
+    results["rows"] = [
+        row for row in results["rows"] if (row["label"], row["what"], row["users"]) not in new
+    ] + [{"label": label, **row} for row in rows]
+    path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,50000,100000,500000,1000000")
@@ -87,7 +136,11 @@ def main() -> None:
     parser.add_argument("--package", type=Path, default=ROOT, help="the package's parent folder")
     parser.add_argument("--mem-limit", type=float, default=20.0, help="GiB of RSS per child")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per child")
+    parser.add_argument("--label", default="after", help="the rows' label in --json")
+    parser.add_argument("--json", type=Path, help="merge the rows into this file")
     args = parser.parse_args()
+    rows = []
+    when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     sizes = [int(size.replace("_", "")) for size in args.sizes.split(",")]
     print(f"package: {args.package}")
     print("| what | users | wall s | peak RSS GiB | ended |")
@@ -102,6 +155,10 @@ def main() -> None:
                 f"{row['peak_gib']:.2f} | {row['ended']} |",
                 flush=True,
             )
+            load = os.getloadavg()[0]
+            rows.append({**row, "date": when, "load": round(load, 1), "host": platform.node()})
+            if args.json:
+                _merge(args.json, args.label, rows)
 
 
 if __name__ == "__main__":

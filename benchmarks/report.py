@@ -384,6 +384,11 @@ def main(argv: list[str]) -> int:
                 + " (the same generator as the smaller sets; compare e.g. the large set's).",
             ]
         lines.append("")
+    demo = out_dir / "demo_size.json"
+    if demo.exists():
+        from demo_size import section  # this folder's script, imported on use
+
+        lines += section(json.loads(demo.read_text()))
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out_dir / 'results.md'}")
     return 0

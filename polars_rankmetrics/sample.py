@@ -339,7 +339,7 @@ def sample_data(
     ----------
     n_users, n_items
         Size of the sample; the default generates in about a second. A
-        million users take about a minute and 4 GB (the frames returned).
+        million users take about 4 GB (the frames returned) and minutes.
     n_categories
         Number of item categories (at most 16).
     n_recs

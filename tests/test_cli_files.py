@@ -407,5 +407,5 @@ def test_demo_offers_no_more_users_than_fit_in_memory(capsys: pytest.CaptureFixt
     # five million users took more than a 24 GB machine has: the largest size offered fits
     assert main(["demo", "--users", "5000000"]) == 2
     err = capsys.readouterr().err
-    assert "--users: must be between 1 and 1,000,000 (a million users take about 8 GB" in err
+    assert "--users: must be between 1 and 1,000,000 (a million users take about 6.5 GB" in err
     assert "got 5,000,000" in err

@@ -26,7 +26,7 @@ DEMO_METRICS = ["map@10", "ndcg@10", "mrr@10", "precision@10", "recall@20", "hit
 COMPARED = ["map@10", "ndcg@10", "recall@20"]
 BASELINE = "popularity"
 MAX_USERS = 1_000_000
-"""The largest sample offered: a million users take about 8 GB (benchmarks/demo_size.py).
+"""The largest sample offered: a million users take about 6.5 GB (benchmarks/demo_size.py).
 
 The sample's rows alone are about 4 KB a user, and evaluate and compare hold
 more beside them: five million users would not fit a 24 GB machine.
@@ -40,7 +40,7 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if not 1 <= value <= MAX_USERS:
         raise argparse.ArgumentTypeError(
-            f"must be between 1 and {MAX_USERS:,} (a million users take about 8 GB of memory "
+            f"must be between 1 and {MAX_USERS:,} (a million users take about 6.5 GB of memory "
             f"and minutes; the memory grows with the users), got {value:,}"
         )
     return value

@@ -25,7 +25,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from polars_rankmetrics._measures._registry import Measure, Param, all_measures
+from polars_rankmetrics._measures._registry import Measure, all_measures
 
 __all__ = [
     "DOCSTRING_LEAD",

@@ -209,7 +209,9 @@ def test_committed_measure_lists_match_the_registry() -> None:
 
 def test_evaluate_docstring_names_every_measure() -> None:
     doc = prm.evaluate.__doc__ or ""
-    listed = set(re.findall(r"``(\w+)(?:\([^`]*\))?(?:@k)?``", doc.split(catalog.DOCSTRING_LEAD)[1]))
+    listed = set(
+        re.findall(r"``(\w+)(?:\([^`]*\))?(?:@k)?``", doc.split(catalog.DOCSTRING_LEAD)[1])
+    )
     for measure in all_measures():
         assert {measure.name, *measure.aliases} <= listed, measure.name
 

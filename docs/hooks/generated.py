@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from polars_rankmetrics._measures import catalog  # noqa: E402
 from polars_rankmetrics._pipeline import options  # noqa: E402
+from polars_rankmetrics._pipeline.options import DEFAULTS  # noqa: E402
 from polars_rankmetrics.conventions import PRESETS  # noqa: E402
 
 
@@ -51,29 +52,31 @@ def _code(value: object) -> str:
 
 
 def options_table() -> str:
-    """One row per keyword option: its type, its default and what each preset makes of it."""
+    """One table per declaration: each keyword, its type, its default (and each preset's value)."""
     hints = typing.get_type_hints(options.EvaluateOptions)
-    groups = {
-        name: declaration.__name__
-        for declaration in (options.Roles, options.ConventionOptions, options.ListInputs)
-        for name in options.names(declaration)
-    }
     presets = {name: dataclasses.asdict(preset) for name, preset in PRESETS.items()}
-    header = " | ".join(f'`conventions="{name}"`' for name in presets)
-    rows = [
-        f"| option | declared in | type | default | {header} |",
-        "|---|---|---|---|" + "---|" * len(presets),
-    ]
-    for name, default in options.DEFAULTS.items():
-        given = [
-            _code(values[name]) if name in values and name != "conventions" else ""
-            for values in presets.values()
+    tables = []
+    for declaration in (options.Roles, options.ConventionOptions, options.ListInputs):
+        by_preset = declaration is options.ConventionOptions
+        columns = ["option", "type", "default"]
+        if by_preset:
+            columns += [f"{name!r} preset" for name in presets]
+        rows = [
+            f"**`{declaration.__name__}`**",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
         ]
-        kind = _type(hints[name]).replace("|", "\\|")
-        rows.append(
-            f"| `{name}` | `{groups[name]}` | {kind} | {_code(default)} | {' | '.join(given)} |"
-        )
-    return "\n".join(rows) + "\n"
+        for name in options.names(declaration):
+            cells = [f"`{name}`", _type(hints[name]).replace("|", "\\|"), _code(DEFAULTS[name])]
+            if by_preset:
+                cells += [
+                    _code(values[name]) if name in values and name != "conventions" else ""
+                    for values in presets.values()
+                ]
+            rows.append("| " + " | ".join(cells) + " |")
+        tables.append("\n".join(rows))
+    return "\n\n".join(tables) + "\n"
 
 
 PLACEHOLDERS: dict[str, Callable[[], str]] = {

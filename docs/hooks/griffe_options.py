@@ -86,7 +86,10 @@ class SharedOptions(griffe.Extension):
             )
             if options is None or f"Unpack[{DECLARATION}]" not in str(options.annotation):
                 continue
-            if func.docstring and _DOCUMENTS_OPTIONS.search(func.docstring.value):
+            documents_options = bool(
+                func.docstring and _DOCUMENTS_OPTIONS.search(func.docstring.value)
+            )
+            if func.docstring and documents_options:
                 _ = func.docstring.parsed  # against the signature with **options
             del func.parameters[options.name]
             for field in fields:
@@ -100,3 +103,19 @@ class SharedOptions(griffe.Extension):
                         default=_default(DEFAULTS[field.name]),
                     )
                 )
+            if func.docstring and not documents_options:
+                _own_defaults(func)
+
+
+def _own_defaults(func: griffe.Function) -> None:
+    """Give each documented parameter its own default.
+
+    An entry naming several parameters (``user, item, rank, score, relevance``)
+    would otherwise show the first one's default on every row.
+    """
+    for section in func.docstring.parsed if func.docstring else []:
+        if section.kind is not griffe.DocstringSectionKind.parameters:
+            continue
+        for entry in section.value:
+            if entry.name in func.parameters:
+                entry.value = func.parameters[entry.name].default

@@ -221,3 +221,18 @@ def test_site_pages_use_the_generated_lists() -> None:
     assert "<!-- measures:table -->" in (ROOT / "docs" / "measures.md").read_text()
     assert "<!-- measures:names -->" in (ROOT / "docs" / "index.md").read_text()
     assert "<!-- options:table -->" in (ROOT / "docs" / "api.md").read_text()
+
+
+def family_modules() -> list[str]:
+    # the measures of the lists are documented by their own module (being moved to _measures/lists/)
+    return sorted(
+        {m.finals.__module__ for m in all_measures() if catalog.reads_truth(m)}
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("module", family_modules())
+def test_each_measure_module_states_formula_conventions_and_references(module: str) -> None:
+    doc = importlib.import_module(module).__doc__ or ""
+    assert " = " in doc, f"{module}'s docstring has no formula"
+    assert "\nNotes\n-----\n" in doc, f"{module}'s docstring states no conventions (Notes)"
+    assert "\nReferences\n----------\n" in doc, f"{module}'s docstring cites no reference"

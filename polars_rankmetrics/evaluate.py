@@ -209,64 +209,70 @@ def evaluate(
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
         Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
-        (``ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``hit_rate@k``
-        (``hits@k``, ``success@k``), ``n_relevant_retrieved@k`` (``num_hits@k``),
-        ``judged@k``, ``mrr@k`` (``rr@k``), ``mean_rank``, ``ndcg@k``, ``dcg@k``,
-        ``pooled_recall@k`` (``micro_recall@k``), ``r_precision``, ``recall@k``,
-        ``gm_map@k``, ``iprec(recall=0)@k`` (``iprec_at_recall@k``), ``eleven_pt@k``
-        (``eleven_point@k``), ``rbp(p=0.8)@k``, ``bpref@k``, ``infap@k`` (``inf_ap@k``),
-        ``rbp_resid(p=0.8)@k`` (``rbp_residual@k``), ``gm_bpref@k``. Of the lists
-        themselves, which read no truth: ``coverage@k``, ``gini@k``,
-        ``personalization@k``, ``novelty@k``, ``arp@k``,
-        ``long_tail(head_share=0.2)@k``, ``ild@k``, ``calibration(alpha=0.01)@k``. Leave
-        out ``@k`` to evaluate the whole list; ``precision``, ``fbeta``, ``f1``,
-        ``pooled_recall`` require a cutoff, and ``mean_rank``, ``r_precision`` take
-        none.
+        (``ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k``
+        (``fall_out@k``), ``hit_rate@k`` (``hits@k``, ``success@k``),
+        ``n_relevant_retrieved@k`` (``num_hits@k``), ``judged@k``, ``mrr@k`` (``rr@k``),
+        ``mean_rank``, ``ndcg@k``, ``dcg@k``, ``pooled_recall@k`` (``micro_recall@k``),
+        ``r_precision``, ``recall@k``, ``gm_map@k``, ``iprec(recall=0)@k``
+        (``iprec_at_recall@k``), ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``,
+        ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
+        (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
+        truth: ``coverage@k``, ``gini@k``, ``personalization@k``, ``novelty@k``,
+        ``arp@k``, ``long_tail(head_share=0.2)@k``, ``ild@k``,
+        ``calibration(alpha=0.01)@k``. Leave out ``@k`` to evaluate the whole list;
+        ``precision``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
+        ``mean_rank``, ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are
         on the docs' Measures page (and :func:`polars_rankmetrics.list_metrics`
         for the measures of the lists). Each becomes a Float64 column named
         exactly as given.
-    user, item, rank, score, relevance
-        Column roles, distinct from each other and from ``by``. With
-        ``score``, ranks are derived per user (``ties``); with
-        ``relevance=None`` every truth row is relevant with grade 1.
-    by
-        Columns evaluated side by side. Those in both frames join with the
-        truth (folds, time splits); those only in ``recs`` (models) share it.
     per_user
         ``False``: one row per ``by`` group, each metric combined over users
         as :func:`aggregation_parts` says (``aggregate(per_user_parts(...))``).
         ``True``: one row per (by..., user) for every evaluated user, sorted by
         those keys.
-    denominator
+    **options
+        The keyword options every surface shares
+        (:class:`polars_rankmetrics.EvaluateOptions`), each below.
+
+    Other Parameters
+    ----------------
+    user, item, rank, score, relevance : str or None, default "user", "item", "rank", None, None
+        Column roles, distinct from each other and from ``by``. With
+        ``score``, ranks are derived per user (``ties``); with
+        ``relevance=None`` every truth row is relevant with grade 1.
+    by : str, sequence of str or None, default None
+        Columns evaluated side by side. Those in both frames join with the
+        truth (folds, time splits); those only in ``recs`` (models) share it.
+    denominator : {"min_k", "relevant", "hits", "k"} or None, default None (the preset's)
         AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval),
         ``"hits"``, ``"k"`` (the cutoff: RecTools ``divide_by_k=True``;
         needs ``map@k``). See :func:`polars_rankmetrics.average_precision`.
-    gain
+    gain : {"linear", "exponential"}, mapping or None, default None (the preset's)
         NDCG/DCG gain: ``"linear"`` (trec_eval), ``"exponential"`` (2^rel - 1)
         or a mapping ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``: grades
         not listed gain their own value; grades > 0, gains finite and >= 0).
         The ideal list is sorted by gain.
-    ideal
+    ideal : {"truth", "k"} or None, default None (the preset's)
         NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or
         ``"k"`` (k items of the user's highest gain, RecTools' NDCG, "SDCG";
         binary: ``sum_{i<=k} 1/log2(i+1)``; needs ``ndcg@k``).
-    ties
+    ties : {"item_desc", "item_asc", "input", "average"} or None, default None (the preset's)
         Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
         or ``"average"``: the exact expected value over every order of the tied
         items (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``),
         from ``score`` only, for precision, recall, f1, fbeta, hit_rate,
         n_relevant_retrieved, pooled_recall, map (denominator not ``"hits"``),
         mrr, dcg and ndcg; other measures refuse it.
-    relevance_level
+    relevance_level : float or None, default None
         Minimum grade that binary metrics count as relevant (trec_eval ``-l``);
         a finite number.
-    users_without_recs
+    users_without_recs : {"zero", "exclude"} or None, default None (the preset's)
         Users with relevant truth but no recommendations: ``"zero"`` (they
         score 0 and count, as trec_eval ``-c``) or ``"exclude"``.
-    users_without_truth
+    users_without_truth : {"exclude", "judged", "zero"} or None, default None (the preset's)
         Users without relevant truth, for whom recall, AP and NDCG are
         undefined: ``"exclude"`` (H&M), ``"judged"`` (those with truth rows,
         all non-relevant, count: trec_eval, ranx) or ``"zero"`` (those with
@@ -275,7 +281,7 @@ def evaluate(
         grades (a relevance level can leave graded items below it, as with
         trec_eval ``-l``). ``users_without_recs="exclude"`` still leaves out
         users without recommendations.
-    duplicates
+    duplicates : {"error", "first"} or None, default None (the preset's)
         A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
         best position; from scores, rank the list with its repeats removed).
         ``"error"`` refuses what can change a number, within the largest
@@ -285,21 +291,21 @@ def evaluate(
         position (a repeated non-relevant item is accepted: it takes no
         position from anyone); with ranks from scores or with ``judged@k``,
         any item twice (and with given ranks any position twice).
-    unjudged
+    unjudged : {"keep", "remove"} or None, default None (the preset's)
         Recommended items without a judgement, that is without a truth row
         or with a negative grade (trec_eval's "in the pool, unjudged"):
         ``"keep"`` or ``"remove"``, before positions are assigned, so the
         items below move up (condensed lists, Sakai 2007; trec_eval ``-J``,
         pytrec_eval ``judged_docs_only_flag``). Given ranks are re-numbered
         1, 2, ... in their order.
-    nonpositive_scores
+    nonpositive_scores : {"keep", "drop"} or None, default None (the preset's)
         ``"keep"`` or ``"drop"``: recommendations with a score <= 0 are not
         retrieved (removed before positions are assigned; needs ``score``).
-    user_sets
+    user_sets : {"any", "strict"} or None, default None (the preset's)
         ``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the
         truth (users with any truth row) must be the same, else the call
         raises naming how many are on one side only (ranx's strict check).
-    conventions
+    conventions : {"default", "trec"} or Conventions, default "default"
         A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
         :class:`polars_rankmetrics.Conventions` object. Every convention
         keyword left at ``None`` takes the preset's value. ``"trec"`` fixes
@@ -312,7 +318,7 @@ def evaluate(
         ``user_sets="any"``. ``"trec"`` also fixes ``ideal="truth"``; a gain
         mapping is allowed with it (trec_eval's ``-mndcg``). See
         :mod:`polars_rankmetrics.conventions`.
-    interactions, items, category
+    interactions, items, category : frame, frame, str or None, default None
         For the measures of the lists: the training history (novelty, arp,
         long_tail, calibration), the item catalog (coverage, gini, ild,
         calibration) and its category column (ild, calibration), as in

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar, overload
 
+import numpy as np
 import polars as pl
 
 from polars_rankmetrics import evaluate as _evaluate
@@ -106,7 +107,7 @@ class _RankNamespace(Generic[FrameT]):
         truth: pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
-        k: int | Iterable[int] = range(1, 101),
+        k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
         ci: float | None = None,
         **options: Unpack[EvaluateOptions],
     ) -> FrameT:

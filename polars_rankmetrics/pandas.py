@@ -50,6 +50,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+import numpy as np
 import polars as pl
 
 try:
@@ -434,7 +435,7 @@ class _FrameRank:
         truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
         metrics: str | Sequence[str],
         *,
-        k: int | Iterable[int] = range(1, 101),
+        k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
         ci: float | None = None,
         **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:

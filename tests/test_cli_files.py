@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 from collections.abc import Callable
@@ -13,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._pipeline.options import ConventionOptions, names
 from polars_rankmetrics.cli import build_parser, main
 from polars_rankmetrics.cli import evaluate as evaluate_command
 
@@ -124,11 +124,8 @@ def test_machine_formats_print_only_the_data(
 
 
 def test_every_convention_of_evaluate_is_an_option() -> None:
-    roles = {"recs", "truth", "metrics", "user", "item", "rank", "score", "relevance", "by"}
-    # the list measures' inputs are files of their own (--interactions, --items, --category)
-    inputs = {"interactions", "items", "category"}
-    parameters = set(inspect.signature(prm.evaluate).parameters) - roles - inputs - {"per_user"}
-    assert parameters == set(evaluate_command.CONVENTIONS)
+    # the roles and the list inputs have options of their own (--user..., --interactions...)
+    assert set(evaluate_command.CONVENTIONS) == set(names(ConventionOptions))
     parser = build_parser()
     help_text = parser.parse_args(["evaluate", "a", "b", "-m", "mrr"]).command_parser.format_help()
     for name in evaluate_command.CONVENTIONS:

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._measures import all_measures, catalog
-from polars_rankmetrics._measures.catalog import metric_string
+from polars_rankmetrics._measures import _catalog as catalog
+from polars_rankmetrics._measures import all_measures
+from polars_rankmetrics._measures._catalog import metric_string
 from polars_rankmetrics._pipeline.options import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[1]

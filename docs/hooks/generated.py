@@ -2,7 +2,7 @@
 
 ``<!-- measures:table -->`` and ``<!-- measures:names -->`` become the measure
 registry's tables and list of names
-(:mod:`polars_rankmetrics._measures.catalog`); ``<!-- options:table -->``
+(:mod:`polars_rankmetrics._measures._catalog`); ``<!-- options:table -->``
 becomes the table of the keyword options every surface shares, from their
 declaration (:mod:`polars_rankmetrics._pipeline.options`: the ``TypedDict``
 types, ``DEFAULTS``, and the value each conventions preset gives). A page
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from polars_rankmetrics._measures import catalog  # noqa: E402
+from polars_rankmetrics._measures import _catalog as catalog  # noqa: E402
 from polars_rankmetrics._pipeline import options  # noqa: E402
 from polars_rankmetrics._pipeline.options import DEFAULTS  # noqa: E402
 from polars_rankmetrics.conventions import PRESETS  # noqa: E402

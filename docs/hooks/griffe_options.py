@@ -103,18 +103,20 @@ class SharedOptions(griffe.Extension):
                         default=_default(DEFAULTS[field.name]),
                     )
                 )
-            if func.docstring and not documents_options:
-                _own_defaults(func)
+            _own_defaults(func)
 
 
 def _own_defaults(func: griffe.Function) -> None:
     """Give each documented parameter its own default.
 
     An entry naming several parameters (``user, item, rank, score, relevance``)
-    would otherwise show the first one's default on every row.
+    would otherwise show the first one's default, or all of them, on every row.
     """
     for section in func.docstring.parsed if func.docstring else []:
-        if section.kind is not griffe.DocstringSectionKind.parameters:
+        if section.kind not in (
+            griffe.DocstringSectionKind.parameters,
+            griffe.DocstringSectionKind.other_parameters,
+        ):
             continue
         for entry in section.value:
             if entry.name in func.parameters:

@@ -3,29 +3,13 @@
 Importing this package registers the measures below; the evaluation plan reads
 them through :func:`lookup`, and ``rankmetrics trec`` reads trec_eval's measure
 families (:class:`TrecFamily`) through :func:`trec_families`. To add a measure,
-add one module here, import it below, and see ``docs/REGISTRY.md``.
+add one module here (it is found and imported below, in name order; modules
+whose name starts with ``_`` are the registry's own) and see ``docs/REGISTRY.md``.
 """
 
-from polars_rankmetrics._measures import (
-    average_precision,
-    beyond_accuracy,
-    err,
-    f1,
-    fbeta,
-    hit_rate,
-    judged,
-    mean_rank,
-    ndcg,
-    pooled_recall,
-    precision,
-    r_precision,
-    recall,
-    reciprocal_rank,
-    trec,
-    trec_counts,
-    trec_ndcg,
-    trec_ranked,
-)
+import importlib
+import pkgutil
+
 from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
@@ -58,7 +42,12 @@ __all__ = [
     "trec_family",
 ]
 
-# the family modules register their measures when imported
-del average_precision, err, f1, fbeta, hit_rate, judged, mean_rank, ndcg, pooled_recall, precision
-del beyond_accuracy
-del r_precision, recall, reciprocal_rank, trec, trec_counts, trec_ndcg, trec_ranked
+
+def _register_families() -> None:
+    """Import every family module of this package: each registers its measures."""
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda found: found.name):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_families()

@@ -48,6 +48,11 @@ The tables a measure reads (``inputs``):
     :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
     :data:`UNJUDGED_ABOVE` (negative grades, trec_eval's "pooled but
     unjudged", at or above). Read by ``judgement_partials`` (bpref, infAP).
+``"n_nonrelevant"``
+    :data:`N_NONRELEVANT` on every per-user row: the user's judged
+    non-relevant items over the whole truth (grade >= 0, not relevant;
+    trec_eval's judged non-relevant), 0 for a user with none, whether or not
+    any of them was recommended.
 ``"beyond_accuracy"``
     A measure of the lists themselves, computed by
     :mod:`polars_rankmetrics._measures.beyond_accuracy` from the ranked cut
@@ -128,11 +133,13 @@ Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list", "judgements", "beyond_accuracy", "interactions", "catalog", "category",
+    "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
+    "category",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
-    "list", "judgements", "beyond_accuracy", "interactions", "catalog", "category",
+    "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
+    "category",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 Repeats = Literal["hits", "list"]

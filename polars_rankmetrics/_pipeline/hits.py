@@ -16,7 +16,6 @@ from polars_rankmetrics._measures._registry import (
     GRADE,
     HIT_INDEX,
     MAX_GRADE,
-    N_NONRELEVANT,
     N_RELEVANT,
     NONRELEVANT_ABOVE,
     RELEVANT,
@@ -27,6 +26,7 @@ from polars_rankmetrics._measures._registry import (
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import RecsSpec, TruthSpec
 from polars_rankmetrics._pipeline.rank_cut import keep_best_position
+from polars_rankmetrics._pipeline.truth import nonrelevant_counts
 
 _KEY = f"{PREFIX}key"  # the (by..., user, item) join key packed into one integer
 
@@ -274,7 +274,7 @@ def judgements_table(
         relevant.alias(RELEVANT)
     )
     nonrelevant = (pl.col(GRADE) >= 0) & ~pl.col(RELEVANT)
-    counts = labeled.group_by(user_keys).agg(nonrelevant.sum().alias(N_NONRELEVANT))
+    counts = nonrelevant_counts(truth, truth_spec, user_keys)
     rows = (
         labeled.join(ranked, on=[*user_keys, spec.item], how="inner")
         .join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")

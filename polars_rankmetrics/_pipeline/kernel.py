@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 import polars as pl
 
-from polars_rankmetrics._measures._registry import GRADE, MAX_GRADE, N_RELEVANT
+from polars_rankmetrics._measures._registry import GRADE, MAX_GRADE, N_NONRELEVANT, N_RELEVANT
 from polars_rankmetrics._pipeline.hits import (
     binary_hit_columns,
     hits_table,
@@ -21,7 +21,7 @@ from polars_rankmetrics._pipeline.hits import (
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
-from polars_rankmetrics._pipeline.truth import truth_statistics
+from polars_rankmetrics._pipeline.truth import nonrelevant_counts, truth_statistics
 from polars_rankmetrics.conventions import Conventions
 
 
@@ -119,6 +119,11 @@ def per_user_partials(
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     per_user = expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
+    if "n_nonrelevant" in inputs:
+        counts = nonrelevant_counts(truth, truth_spec, user_keys)
+        per_user = per_user.join(counts, on=user_keys, how="left").with_columns(
+            pl.col(N_NONRELEVANT).fill_null(0)
+        )
     tables = partial_tables(
         hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
     )

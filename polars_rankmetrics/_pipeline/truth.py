@@ -13,7 +13,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
-from polars_rankmetrics._measures._registry import GRADE, IDEAL_RANK, N_RELEVANT, RELEVANT
+from polars_rankmetrics._measures._registry import (
+    GRADE,
+    IDEAL_RANK,
+    N_NONRELEVANT,
+    N_RELEVANT,
+    RELEVANT,
+)
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import Request, TruthSpec
 from polars_rankmetrics.conventions import Conventions
@@ -183,3 +189,25 @@ def truth_statistics(
             if k is not None
         )
     return relevant_truth, truth_stats
+
+
+def nonrelevant_counts(
+    truth: pl.LazyFrame, truth_spec: TruthSpec, user_keys: Sequence[str]
+) -> pl.LazyFrame:
+    """Per user, :data:`N_NONRELEVANT`: the judged non-relevant items of the whole truth.
+
+    trec_eval's judged non-relevant: a grade >= 0 that is not relevant (0, or
+    positive below the relevance level); a negative grade is pooled but
+    unjudged. Without a relevance column every row is relevant: none.
+    """
+    if truth_spec.relevance is None:
+        level = truth_spec.relevance_level
+        below = level is not None and level > 1.0  # grade 1 under the level: not relevant
+        count = pl.len() if below else pl.len() * 0
+        return truth.group_by(user_keys).agg(count.cast(pl.UInt32).alias(N_NONRELEVANT))
+    grade = pl.col(truth_spec.relevance).cast(pl.Float64)
+    relevant = grade > 0
+    if truth_spec.relevance_level is not None:
+        relevant = relevant & (grade >= truth_spec.relevance_level)
+    nonrelevant = (grade >= 0) & ~relevant
+    return truth.group_by(user_keys).agg(nonrelevant.sum().cast(pl.UInt32).alias(N_NONRELEVANT))

@@ -11,7 +11,7 @@ so a new measure appears everywhere without a hand edit:
 * README.md's paragraph between :data:`README_START` and :data:`README_END`,
   and the list of names in ``evaluate``'s docstring (its ``metrics``
   parameter, the paragraph that starts with :data:`DOCSTRING_LEAD`), which are
-  committed text: ``python -m polars_rankmetrics._measures.catalog --write``
+  committed text: ``python -m polars_rankmetrics._measures._catalog --write``
   rewrites them, ``--check`` (and ``tests/test_docs_site.py``) fails when they
   differ from what the registry gives.
 """
@@ -42,7 +42,7 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EVALUATE = ROOT / "polars_rankmetrics" / "evaluate.py"
-COMMAND = "python -m polars_rankmetrics._measures.catalog --write"
+COMMAND = "python -m polars_rankmetrics._measures._catalog --write"
 README_START = f"<!-- measures: generated from the registry by `{COMMAND}` -->"
 README_END = "<!-- measures: end -->"
 DOCSTRING_LEAD = "Names (from the measure registry)."
@@ -231,7 +231,7 @@ def write() -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``--write`` the committed lists, ``--check`` them, or print the docs' table."""
-    parser = argparse.ArgumentParser(prog="python -m polars_rankmetrics._measures.catalog")
+    parser = argparse.ArgumentParser(prog="python -m polars_rankmetrics._measures._catalog")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="rewrite README.md and evaluate.py")
     action.add_argument("--check", action="store_true", help="exit 1 when one is stale")

@@ -330,8 +330,9 @@ def evaluate(
 
     Returns
     -------
-    A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
-    collected early); errors in the data are raised when it is collected.
+    FrameT
+        A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
+        collected early); errors in the data are raised when it is collected.
 
     Notes
     -----

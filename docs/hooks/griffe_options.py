@@ -107,7 +107,7 @@ class SharedOptions(griffe.Extension):
 
 
 def _own_defaults(func: griffe.Function) -> None:
-    """Give each documented parameter its own default.
+    """Give each documented parameter its own default and type, those of the signature.
 
     An entry naming several parameters (``user, item, rank, score, relevance``)
     would otherwise show the first one's default, or all of them, on every row.
@@ -121,3 +121,4 @@ def _own_defaults(func: griffe.Function) -> None:
         for entry in section.value:
             if entry.name in func.parameters:
                 entry.value = func.parameters[entry.name].default
+                entry.annotation = func.parameters[entry.name].annotation

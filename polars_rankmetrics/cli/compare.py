@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_rankmetrics._measures.beyond_accuracy import MEASURES, USER_MEASURES
+from polars_rankmetrics._measures import all_measures, lookup
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.analysis.report import report
@@ -166,12 +166,13 @@ def _with_side_files(
 
 def _check_truthless(metrics: list[str]) -> None:
     """RECS alone: every metric must describe the lists themselves (no truth to compare)."""
-    wanting = [label for label in metrics if parse_metric(label).name not in MEASURES]
+    wanting = [label for label in metrics if lookup(parse_metric(label).name).lists is None]
     if wanting:
+        per_user = [m.name for m in all_measures() if m.lists and m.aggregation != "group"]
         raise ValueError(
             f"compare takes RECS TRUTH (two files): {wanting} compare the lists with a truth "
             f"file; RECS alone works only when every metric describes the lists "
-            f"({', '.join(USER_MEASURES)})"
+            f"({', '.join(per_user)})"
         )
 
 

@@ -64,8 +64,9 @@ def reads_truth(measure: Measure) -> bool:
     return "beyond_accuracy" not in measure.inputs
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
+def _number(value: object) -> str:
+    # a number as written in a metric string (0.2, 1); a word (choices) as it is
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def metric_string(measure: Measure) -> str:
@@ -127,7 +128,10 @@ def _params(measure: Measure) -> str:
     lines = []
     for param in measure.params:
         default = _number(param.default) if param.default is not None else "from the data"
-        lines.append(f"<br>parameter `{param.name}` (default {default}): {_cell(param.doc)}")
+        choices = f", one of {', '.join(param.choices)}" if param.choices else ""
+        lines.append(
+            f"<br>parameter `{param.name}` (default {default}{choices}): {_cell(param.doc)}"
+        )
     return "".join(lines)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "DOCSTRING_LEAD",
     "README_END",
     "README_START",
+    "label",
     "metric_string",
     "names",
     "reads_truth",
@@ -67,6 +68,11 @@ def reads_truth(measure: Measure) -> bool:
 def _number(value: object) -> str:
     # a number as written in a metric string (0.2, 1); a word (choices) as it is
     return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def label(measure: Measure) -> str:
+    """The measure's name as the tables show it: ``"fbeta@k"``, ``"mean_rank"`` (no parameters)."""
+    return measure.name if measure.cutoff == "none" else f"{measure.name}@k"
 
 
 def metric_string(measure: Measure) -> str:
@@ -138,7 +144,8 @@ def _params(measure: Measure) -> str:
 def _rows(measures: Iterable[Measure]) -> list[str]:
     rows = []
     for m in measures:
-        name = f"`{metric_string(m)}`"
+        # the parameters and their defaults are listed under the definition
+        name = f"`{label(m)}`"
         if m.aliases:
             name += "<br>alias " + ", ".join(f"`{alias}`" for alias in m.aliases)
         rows.append(

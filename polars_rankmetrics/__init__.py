@@ -10,7 +10,14 @@ from polars_rankmetrics import (
     sample,  # prm.sample.sample_data, as the docs use it
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
+from polars_rankmetrics._pipeline.options import (
+    ConventionOptions,
+    EvaluateOptions,
+    ListInputs,
+    Roles,
+)
 from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, check_overlap
+from polars_rankmetrics._version import package_version as _package_version
 from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
@@ -40,14 +47,18 @@ from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers c
 from polars_rankmetrics.ranking import positions, relevance
 from polars_rankmetrics.sample import sample_data
 
-__version__ = "0.1.0"
+__version__ = _package_version()  # pyproject.toml is the one place it is written
 
 __all__ = [
     "AggregationPart",
+    "ConventionOptions",
     "Conventions",
+    "EvaluateOptions",
     "IdOverlap",
     "IdOverlapWarning",
+    "ListInputs",
     "MetricSpec",
+    "Roles",
     "__version__",
     "aggregate",
     "aggregation_parts",
@@ -78,4 +89,4 @@ __all__ = [
     "sample_data",
 ]
 
-del _namespace, _pandas_hook
+del _namespace, _package_version, _pandas_hook

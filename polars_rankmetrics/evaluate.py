@@ -208,20 +208,27 @@ def evaluate(
     metrics
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
-        Names: ``precision@k``, ``recall``, ``f1@k``, ``hit_rate``
-        (``hits``, ``success``: 1 if anything relevant is in the top k),
-        ``n_relevant_retrieved`` (``num_hits``: the count, ranx's ``hits``;
-        **warning**: ``hits@k`` here is the hit rate, 0 or 1 per user, while
-        ranx's ``hits@k`` is this count),
-        ``map`` (``ap``), ``mrr`` (``rr``), ``ndcg``, ``dcg``, ``r_precision``,
-        ``mean_rank``, ``pooled_recall@k`` (``micro_recall``),
-        ``fbeta(beta=b)@k``, ``err(max_grade=g)@k``, ``judged@k``. Measures of
-        the lists themselves, which read no truth (see
-        :func:`polars_rankmetrics.list_metrics` for their formulas and
-        conventions): ``coverage``, ``novelty``, ``arp``,
-        ``long_tail(head_share=0.2)``, ``gini``, ``personalization``, ``ild``,
-        ``calibration(alpha=0.01)``. Each becomes a Float64 column named
-        exactly as given. ``docs/REGISTRY.md`` lists each measure's definition.
+        Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
+        (``ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k``
+        (``fall_out@k``), ``hit_rate@k`` (``hits@k``, ``success@k``),
+        ``n_relevant_retrieved@k`` (``num_hits@k``), ``judged@k``, ``mrr@k`` (``rr@k``),
+        ``mean_rank``, ``ndcg@k``, ``dcg@k``, ``pooled_recall@k`` (``micro_recall@k``),
+        ``r_precision``, ``recall@k``, ``gm_map@k``, ``iprec(recall=0)@k``
+        (``iprec_at_recall@k``), ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``,
+        ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
+        (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
+        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``gini@k``, ``ild@k``,
+        ``personalization@k``, ``novelty(popularity=users)@k``,
+        ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
+        Leave out ``@k`` to evaluate the whole list; ``precision``, ``fbeta``, ``f1``,
+        ``pooled_recall`` require a cutoff, and ``mean_rank``, ``r_precision`` take
+        none.
+
+        **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
+        ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are
+        on the docs' Measures page (and :func:`polars_rankmetrics.list_metrics`
+        for the measures of the lists). Each becomes a Float64 column named
+        exactly as given.
     per_user
         ``False``: one row per ``by`` group, each metric combined over users
         as :func:`aggregation_parts` says (``aggregate(per_user_parts(...))``).
@@ -324,8 +331,9 @@ def evaluate(
 
     Returns
     -------
-    A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
-    collected early); errors in the data are raised when it is collected.
+    FrameT
+        A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
+        collected early); errors in the data are raised when it is collected.
 
     Notes
     -----

@@ -6,7 +6,9 @@ is skipped (with the reason) where the ``docs`` extra is not installed.
 
 from __future__ import annotations
 
+import ast
 import doctest
+import html
 import importlib
 import importlib.util
 import os
@@ -18,6 +20,10 @@ from pathlib import Path
 import pytest
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._measures import _catalog as catalog
+from polars_rankmetrics._measures import all_measures
+from polars_rankmetrics._measures._catalog import metric_string
+from polars_rankmetrics._pipeline.options import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
@@ -31,6 +37,9 @@ DOCS_PACKAGES = (
     "mkdocstrings_handlers.python",
     "mkdocs_jupyter",
 )
+
+# the public names the API reference must render (a submodule is documented by its names)
+PUBLIC = [name for name in prm.__all__ if name != "__version__" and name != "sample"]
 
 pytestmark = pytest.mark.docs
 
@@ -52,8 +61,23 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
     assert "WARNING" not in result.stderr, result.stderr[-4000:]
     api = (site / "api" / "index.html").read_text()
-    for name in ("evaluate", "average_precision", "sample_data", "plot_curves", "read_trec_run"):
-        assert re.search(rf'id="polars_rankmetrics\.[\w.]*{name}"', api), name
+    for name in (*PUBLIC, "plot_curves", "read_trec_run", "unregister"):
+        assert re.search(rf'id="polars_rankmetrics\.[\w.]*\b{name}"', api), name
+    # every shared option with its default, in the table and in evaluate's signature
+    evaluate = api.split('id="polars_rankmetrics.evaluate.evaluate"')[1]
+    signature = evaluate.split("</code></pre>")[0]
+    for option, default in DEFAULTS.items():
+        assert f"<code>{option}</code>" in api, option
+        shown = f'"{default}"' if isinstance(default, str) else str(default)
+        pattern = rf'"n">{option}</span>[^\n]*<span class="o">=</span> <span [^>]*>{shown}</span>'
+        assert re.search(pattern, signature), f"evaluate's signature lacks {option}={shown}"
+    # the measure tables and lists filled in from the registry
+    measures = (site / "measures" / "index.html").read_text()
+    home = (site / "index.html").read_text()
+    for measure in all_measures():
+        assert f"<code>{html.escape(catalog.label(measure))}</code>" in measures, measure.name
+        assert f"<code>{html.escape(metric_string(measure))}</code>" in home, measure.name
+    assert "<!-- measures" not in measures + home
     assert (site / "notebooks" / "quickstart" / "index.html").exists()
     assert (site / "img" / "curves.png").exists()
 
@@ -137,3 +161,78 @@ def test_charts_page_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert saved == [
         "comparison.png", "curves.png", "distribution.png", "long_tail.png", "segments.png"
     ]  # fmt: skip
+
+
+def api_targets() -> list[str]:
+    """The ``::: path`` targets of docs/api.md."""
+    return re.findall(r"^::: ([\w.]+)$", (ROOT / "docs" / "api.md").read_text(), re.M)
+
+
+def resolve(path: str) -> object:
+    module, attribute = path.rsplit(".", 1)
+    return getattr(importlib.import_module(module), attribute, None)
+
+
+def test_api_reference_renders_every_public_name() -> None:
+    # each public name has its own '::: module.name' (a new public name without docs fails)
+    targets = api_targets()
+    missing = [
+        name
+        for name in PUBLIC
+        if not any(
+            path.endswith(f".{name}") and resolve(path) is getattr(prm, name)
+            for path in targets
+            if not path.startswith("polars_rankmetrics.spark")  # importing it needs pyspark
+        )
+    ]
+    assert not missing, f"docs/api.md lacks '::: polars_rankmetrics.<module>.<name>' for {missing}"
+
+
+@pytest.mark.parametrize("module", ["pandas", "spark"])
+def test_api_reference_renders_every_adapter_function(module: str) -> None:
+    # read statically: importing polars_rankmetrics.spark needs pyspark
+    source = (ROOT / "polars_rankmetrics" / f"{module}.py").read_text()
+    names = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__"
+    )
+    targets = set(api_targets())
+    missing = [name for name in names if f"polars_rankmetrics.{module}.{name}" not in targets]
+    assert not missing, f"docs/api.md lacks {[f'polars_rankmetrics.{module}.{n}' for n in missing]}"
+
+
+def test_committed_measure_lists_match_the_registry() -> None:
+    stale = [str(path.relative_to(ROOT)) for path in catalog.stale()]
+    assert not stale, f"{stale} list other measures than the registry: run {catalog.COMMAND}"
+
+
+def test_evaluate_docstring_names_every_measure() -> None:
+    doc = prm.evaluate.__doc__ or ""
+    listed = set(
+        re.findall(r"``(\w+)(?:\([^`]*\))?(?:@k)?``", doc.split(catalog.DOCSTRING_LEAD)[1])
+    )
+    for measure in all_measures():
+        assert {measure.name, *measure.aliases} <= listed, measure.name
+
+
+def test_site_pages_use_the_generated_lists() -> None:
+    # the pages name no measure by hand where the registry's list belongs
+    assert "<!-- measures:table -->" in (ROOT / "docs" / "measures.md").read_text()
+    assert "<!-- measures:names -->" in (ROOT / "docs" / "index.md").read_text()
+    assert "<!-- options:table -->" in (ROOT / "docs" / "api.md").read_text()
+
+
+def family_modules() -> list[str]:
+    # the measures of the lists are documented by their own module (being moved to _measures/lists/)
+    return sorted(
+        {m.finals.__module__ for m in all_measures() if catalog.reads_truth(m)}
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("module", family_modules())
+def test_each_measure_module_states_formula_conventions_and_references(module: str) -> None:
+    doc = importlib.import_module(module).__doc__ or ""
+    assert " = " in doc, f"{module}'s docstring has no formula"
+    assert "\nNotes\n-----\n" in doc, f"{module}'s docstring states no conventions (Notes)"
+    assert "\nReferences\n----------\n" in doc, f"{module}'s docstring cites no reference"

@@ -11,11 +11,12 @@ import re
 from typing import Any
 
 _ROLES = "func|class|meth|attr|data|mod|obj|exc"
-_ROLE = re.compile(rf":(?:{_ROLES}):(?=<code>)")
+# a leading ``~`` (Sphinx: show the last name only) is dropped: the full path shows
+_ROLE = re.compile(rf":(?:{_ROLES}):<code>~?")
 # inside a code span the role stays raw text: :func:`x`
-_RAW_ROLE = re.compile(rf":(?:{_ROLES}):`([^`<]+)`")
+_RAW_ROLE = re.compile(rf":(?:{_ROLES}):`~?([^`<]+)`")
 
 
 def on_page_content(html: str, **_: Any) -> str:
     """Drop the role prefix in front of each rendered code span."""
-    return _RAW_ROLE.sub(r"\1", _ROLE.sub("", html))
+    return _RAW_ROLE.sub(r"\1", _ROLE.sub("<code>", html))

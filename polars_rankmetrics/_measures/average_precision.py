@@ -2,6 +2,26 @@
 
 ``AP@k = sum_{relevant i <= k} P@i / D`` with D set by the ``denominator``
 convention: ``min(m_u, k)`` (Kaggle), ``m_u`` (trec_eval) or the hits.
+
+Notes
+-----
+Denominator (``denominator``): ``"min_k"`` (default, Kaggle's truncated AP@K:
+H&M, Santander), ``"relevant"`` (m_u: trec_eval ``map``, ranx, ir_measures),
+``"hits"`` (the relevant items retrieved, torchmetrics) or ``"k"`` (RecTools
+``divide_by_k=True``). Relevance is binary: a truth item is relevant when its
+grade is > 0 (and >= ``relevance_level`` when one is given); grades are not
+read otherwise. Ties: ranks come given or from scores under ``ties``
+(trec_eval's item id descending by default); ``ties="average"`` gives the exact
+expectation over the orders of tied items (McSherry & Najork 2008). Users:
+every user ``evaluate`` counts (a relevant truth item; see the
+``users_without_recs`` and ``users_without_truth`` conventions); a counted user
+without recommendations scores 0, and the metric is their mean.
+
+References
+----------
+Buckley & Voorhees, "Retrieval System Evaluation" in *TREC: Experiment and
+Evaluation in Information Retrieval* (2005); trec_eval 10.0 ``m_map.c``;
+Kaggle's ``apk`` (Hamner, ``ml_metrics``) for ``"min_k"``.
 """
 
 from __future__ import annotations

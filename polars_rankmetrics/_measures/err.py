@@ -11,6 +11,19 @@ above ``max_grade`` count as ``max_grade`` (R = 1 - 2^-g_max). Like NDCG, ERR
 reads the raw grades: a relevance level does not change it. Items that are not
 in the truth or have a grade <= 0 have R = 0 and never stop the cascade, so
 only the hits table is read.
+
+Notes
+-----
+Ties: ranks come given or from scores under ``ties`` (trec_eval's item id
+descending by default); ``ties="average"`` is refused. Users: every user
+``evaluate`` counts (a relevant truth item; see the ``users_without_recs`` and
+``users_without_truth`` conventions); a counted user without recommendations
+scores 0, and the metric is their mean.
+
+References
+----------
+Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for graded
+relevance" (CIKM 2009); ir_measures ``ERR@k``; gdeval (TREC Web track).
 """
 
 from __future__ import annotations

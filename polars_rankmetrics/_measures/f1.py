@@ -1,4 +1,26 @@
-"""F1@k: the harmonic mean of precision@k and recall@k."""
+"""F1@k: the harmonic mean of precision@k and recall@k.
+
+``F1@k = 2 P R / (P + R) = 2 h / (k + m_u)`` with ``h`` the relevant items in
+the top k, ``P = h / k`` and ``R = h / m_u``; 0 when ``h = 0``.
+
+Notes
+-----
+Its precision divides by k (a short list's missing slots are misses), so a
+cutoff is required; ``fbeta(beta=1)@k`` is the same number. Relevance is
+binary: a truth item is relevant when its grade is > 0 (and >=
+``relevance_level`` when one is given); grades are not read otherwise. Ties:
+ranks come given or from scores under ``ties`` (trec_eval's item id descending
+by default); ``ties="average"`` gives the exact expectation over the orders of
+tied items (McSherry & Najork 2008). Users: every user ``evaluate`` counts (a
+relevant truth item; see the ``users_without_recs`` and ``users_without_truth``
+conventions); a counted user without recommendations scores 0, and the metric
+is their mean.
+
+References
+----------
+van Rijsbergen, *Information Retrieval* (1979), chapter 7 (the F measure);
+ranx ``f1``.
+"""
 
 from __future__ import annotations
 

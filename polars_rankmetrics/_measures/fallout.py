@@ -6,8 +6,8 @@ of the top k (torchmetrics' ``RetrievalFallOut``, scikit-learn's FPR at a
 cut; Wikipedia, "Evaluation measures (information retrieval)": fall-out).
 Lower is better.
 
-Conventions:
-
+Notes
+-----
 * judged non-relevant is trec_eval's: a truth row with grade >= 0 that is not
   relevant (grade 0, or a positive grade below ``relevance_level``); a
   negative grade is pooled but unjudged, an item without a truth row is not
@@ -22,6 +22,12 @@ Conventions:
   ``users_without_truth`` policy); a user without recommendations scores 0
   (``users_without_recs="zero"``, the default).
 * a short list is not padded: missing slots recommend nothing.
+
+References
+----------
+Manning, Raghavan & Schütze, *Introduction to Information Retrieval* (2008),
+section 8.3 (fallout, the false-positive rate); torchmetrics
+``RetrievalFallOut``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,23 @@
 ``R = h / m_u`` this is ``(1 + beta^2) h / (beta^2 m_u + k)`` (0 when h = 0).
 ``beta > 1`` weighs recall more, ``beta < 1`` precision; ``fbeta(beta=1)@k``
 is ``f1@k``. Written ``"fbeta(beta=0.5)@10"``; ``beta`` defaults to 1.
+
+Notes
+-----
+Its precision divides by k (missing slots are misses): a cutoff is required.
+Relevance is binary: a truth item is relevant when its grade is > 0 (and >=
+``relevance_level`` when one is given); grades are not read otherwise. Ties:
+ranks come given or from scores under ``ties`` (trec_eval's item id descending
+by default); ``ties="average"`` gives the exact expectation over the orders of
+tied items (McSherry & Najork 2008). Users: every user ``evaluate`` counts (a
+relevant truth item; see the ``users_without_recs`` and ``users_without_truth``
+conventions); a counted user without recommendations scores 0, and the metric
+is their mean.
+
+References
+----------
+van Rijsbergen, *Information Retrieval* (1979), chapter 7; Chinchor, "MUC-4
+evaluation metrics" (1992) for F-beta.
 """
 
 from __future__ import annotations

@@ -4,6 +4,26 @@ Note the names: here ``hits@k`` is the HIT RATE (1 if anything relevant is in
 the top k, else 0), as in most recommender papers. ranx's ``hits@k`` is a
 COUNT of relevant items in the top k: that is ``n_relevant_retrieved@k``
 (alias ``num_hits@k``).
+
+``hit_rate@k = 1 if |{i <= k : rel_u(i) = 1}| > 0 else 0``;
+``n_relevant_retrieved@k = |{i <= k : rel_u(i) = 1}|``.
+
+Notes
+-----
+Relevance is binary: a truth item is relevant when its grade is > 0 (and >=
+``relevance_level`` when one is given); grades are not read otherwise. Ties:
+ranks come given or from scores under ``ties`` (trec_eval's item id descending
+by default); ``ties="average"`` gives the exact expectation over the orders of
+tied items (McSherry & Najork 2008). Users: every user ``evaluate`` counts (a
+relevant truth item; see the ``users_without_recs`` and ``users_without_truth``
+conventions); a counted user without recommendations scores 0, and the metric
+is their mean.
+
+References
+----------
+Deshpande & Karypis, "Item-based top-N recommendation algorithms" (TOIS 2004:
+hit rate); ranx ``hit_rate`` and ``hits`` (the count); trec_eval 10.0
+``success_k`` (``m_success.c``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,16 @@ or without a relevance level) and the judged non-relevant table.
 
 Users without a relevant item are not counted (null), like every user the
 evaluation does not score; a user without recommendations has no value (null).
+
+Notes
+-----
+Ties: ranks come given or from scores under ``ties`` (trec_eval's item id
+descending by default); ``ties="average"`` is refused.
+
+References
+----------
+MacAvaney et al., OpenNIR and ir_measures' ``Judged@k`` (Sakai 2007 on
+condensed lists for what to do with unjudged items: ``unjudged="remove"``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,26 @@
 ``2^g - 1`` (exponential, the ``gain`` convention); ``NDCG@k = DCG@k / IDCG@k``
 with IDCG the DCG of the user's truth sorted by grade. Both read the raw
 grades, so they are defined whenever some grade is positive.
+
+Notes
+-----
+Gain (``gain``): ``"linear"`` (default, trec_eval, scikit-learn, ranx
+``ndcg``), ``"exponential"`` (``2^g - 1``, Burges et al. 2005, ranx
+``ndcg_burges``) or a table ``{grade: gain}``; a grade <= 0 gains 0. Ideal
+(``ideal``): ``"truth"`` (the user's truth sorted by gain, cut at k, not what
+was recommended) or ``"k"`` (RecTools). NDCG is 0 when the ideal DCG is 0.
+Ties: ranks come given or from scores under ``ties`` (trec_eval's item id
+descending by default); ``ties="average"`` gives the exact expectation over the
+orders of tied items (McSherry & Najork 2008). Users: every user ``evaluate``
+counts (a relevant truth item; see the ``users_without_recs`` and
+``users_without_truth`` conventions); a counted user without recommendations
+scores 0, and the metric is their mean.
+
+References
+----------
+Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques"
+(TOIS 2002); Burges et al., "Learning to rank using gradient descent" (ICML
+2005) for the exponential gain; trec_eval 10.0 ``m_ndcg_cut.c``.
 """
 
 from __future__ import annotations

@@ -2,6 +2,22 @@
 
 ``pooled_recall@k = sum_u hits_u / sum_u min(k, m_u)``, not a mean of per-user
 ratios; per user it is ``hits / min(k, m_u)``.
+
+Notes
+-----
+Users combine by pooling, ``sum(num) / sum(den)`` over the counted users, not
+by a mean of ratios, so ``compare`` cannot test it per user. A cutoff is
+required. Relevance is binary: a truth item is relevant when its grade is > 0
+(and >= ``relevance_level`` when one is given); grades are not read otherwise.
+Ties: ranks come given or from scores under ``ties`` (trec_eval's item id
+descending by default); ``ties="average"`` gives the exact expectation over the
+orders of tied items (McSherry & Najork 2008).
+
+References
+----------
+The OTTO multi-objective recommender system competition (Kaggle 2022), its
+evaluation: recall@20 of each event type pooled over sessions, the hits
+summed over the sum of ``min(20, |truth|)``.
 """
 
 from __future__ import annotations

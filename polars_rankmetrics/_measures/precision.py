@@ -1,4 +1,25 @@
-"""Precision@k: the share of the top k positions holding a relevant item."""
+"""Precision@k: the share of the top k positions holding a relevant item.
+
+``P@k = |{i <= k : rel_u(i) = 1}| / k``
+
+Notes
+-----
+The denominator is k, also when fewer than k items were recommended: the
+missing slots are misses (trec_eval ``P_k``, ranx, ir_measures); a cutoff is
+required. Relevance is binary: a truth item is relevant when its grade is > 0
+(and >= ``relevance_level`` when one is given); grades are not read otherwise.
+Ties: ranks come given or from scores under ``ties`` (trec_eval's item id
+descending by default); ``ties="average"`` gives the exact expectation over the
+orders of tied items (McSherry & Najork 2008). Users: every user ``evaluate``
+counts (a relevant truth item; see the ``users_without_recs`` and
+``users_without_truth`` conventions); a counted user without recommendations
+scores 0, and the metric is their mean.
+
+References
+----------
+Manning, Raghavan & Schütze, *Introduction to Information Retrieval* (2008),
+section 8.4; trec_eval 10.0 ``m_P.c``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,27 @@
-"""Recall@k: the share of the user's relevant items found within the cutoff."""
+"""Recall@k: the share of the user's relevant items found within the cutoff.
+
+``R@k = |{i <= k : rel_u(i) = 1}| / m_u``, ``m_u`` the user's number of
+relevant truth items; without ``@k`` the whole list counts.
+
+Notes
+-----
+The denominator is ``m_u``, every relevant item of the truth (recommended or
+not, trec_eval ``recall_k``, ranx); for ``min(k, m_u)`` see ``pooled_recall``.
+Relevance is binary: a truth item is relevant when its grade is > 0 (and >=
+``relevance_level`` when one is given); grades are not read otherwise. Ties:
+ranks come given or from scores under ``ties`` (trec_eval's item id descending
+by default); ``ties="average"`` gives the exact expectation over the orders of
+tied items (McSherry & Najork 2008). Users: every user ``evaluate`` counts (a
+relevant truth item; see the ``users_without_recs`` and ``users_without_truth``
+conventions); a counted user without recommendations scores 0, and the metric
+is their mean. A user without a relevant item has no recall (excluded, or 0
+under ``users_without_truth="zero"``).
+
+References
+----------
+Manning, Raghavan & Schütze, *Introduction to Information Retrieval* (2008),
+section 8.3; trec_eval 10.0 ``m_recall.c``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,25 @@
-"""Reciprocal rank (``mrr@k``, ``rr@k``) and the first relevant position (``mean_rank``)."""
+"""Reciprocal rank (``mrr@k``, ``rr@k``) and the first relevant position (``mean_rank``).
+
+``RR@k = 1 / min{i <= k : rel_u(i) = 1}``, 0 when nothing relevant is in the
+top k; MRR@k is its mean over users. ``mean_rank`` reads the same position
+(:mod:`polars_rankmetrics._measures.mean_rank`).
+
+Notes
+-----
+Relevance is binary: a truth item is relevant when its grade is > 0 (and >=
+``relevance_level`` when one is given); grades are not read otherwise. Ties:
+ranks come given or from scores under ``ties`` (trec_eval's item id descending
+by default); ``ties="average"`` gives the exact expectation over the orders of
+tied items (McSherry & Najork 2008). Users: every user ``evaluate`` counts (a
+relevant truth item; see the ``users_without_recs`` and ``users_without_truth``
+conventions); a counted user without recommendations scores 0, and the metric
+is their mean.
+
+References
+----------
+Voorhees, "The TREC-8 Question Answering Track Report" (1999); trec_eval 10.0
+``m_recip_rank.c``; ranx ``mrr``.
+"""
 
 from __future__ import annotations
 

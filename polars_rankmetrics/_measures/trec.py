@@ -1,6 +1,6 @@
 """trec_eval's measures that make sense outside TREC, as ``evaluate`` metric strings.
 
-- ``gm_map@k``: AP averaged with a geometric mean, ``exp(mean(log(max(AP, 1e-5))))``
+- ``gm_map@k``: AP averaged with a geometric mean, ``exp(mean_u log(max(AP_u, 1e-5)))``
   (trec_eval's ``gm_map``; AP's denominator follows the ``denominator`` convention,
   ``"relevant"`` under ``conventions="trec"``);
 - ``iprec(recall=x)``: interpolated precision at recall ``x`` (trec_eval's
@@ -8,7 +8,7 @@
 - ``eleven_pt``: the mean interpolated precision at recall 0, 0.1, ..., 1
   (trec_eval's ``11pt_avg``);
 - ``rbp(p=0.8)@k``: rank-biased precision with binary relevance,
-  ``(1 - p) sum_{relevant i <= k} p^(i-1)`` (trec_eval's ``rbp`` on binary qrels).
+  ``RBP = (1 - p) sum_{relevant i <= k} p^(i-1)`` (trec_eval's ``rbp`` on binary qrels).
 
 and, from the judgements table (input ``"judgements"``: every judged
 recommendation, negative grades meaning "pooled but unjudged"):
@@ -25,6 +25,24 @@ both read the one formula of each measure below (:func:`floored_log`,
 :func:`interpolated_precision`, :func:`bpref_term`, :func:`infap_term`,
 :func:`rbp_weight`, :func:`rbp_residual`). The rest of trec_eval's measures are
 declared in ``trec_counts``, ``trec_ranked`` and ``trec_ndcg``.
+
+Notes
+-----
+Relevance is binary (grade > 0, and >= ``relevance_level``) except where
+trec_eval reads judgements: bpref, infAP and rbp_resid tell judged
+non-relevant items (grade 0) from unjudged ones (negative grades, or no truth
+row). AP's denominator follows ``denominator`` (``"relevant"``, trec_eval's,
+under ``conventions="trec"``); ``ties="average"`` is refused. The users are
+those ``evaluate`` counts; the geometric means floor each value at 1e-5
+before the log, as trec_eval does.
+
+References
+----------
+trec_eval 10.0 (usnistgov/trec_eval): ``m_gm_map.c``, ``m_iprec_at_recall.c``,
+``m_11pt_avg.c``, ``m_bpref.c``, ``m_infAP.c`` and its rbp measures; Buckley &
+Voorhees, "Retrieval evaluation with incomplete information" (SIGIR 2004) for
+bpref; Yilmaz & Aslam (CIKM 2006) for infAP; Moffat & Zobel, "Rank-biased
+precision for measurement of retrieval effectiveness" (TOIS 2008) for RBP.
 """
 
 from __future__ import annotations

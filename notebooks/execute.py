@@ -3,7 +3,7 @@
 ``python notebooks/execute.py`` re-executes every notebook here in place (what
 is committed is what a reader sees: outputs and charts as PNG).
 ``python notebooks/execute.py NOTEBOOK --out PATH`` writes the executed copy
-to PATH instead and prints the seconds it took; ``tests/test_notebooks.py``
+to PATH instead and prints the seconds it took; ``tests/docs/test_notebooks.py``
 runs that and compares the outputs with the stored ones.
 
 The kernel is this interpreter (``sys.executable``), whatever kernels Jupyter

@@ -39,7 +39,7 @@ How the data is made:
 On the default sample the order on ``map@10``, ``ndcg@10`` and ``recall@20``
 is ``two_tower`` > ``item_knn`` > ``popularity`` > ``random`` over all users;
 for the ``new`` segment (0-2 history items) ``popularity`` beats ``item_knn``,
-which has little to go on. ``tests/test_sample.py`` checks both.
+which has little to go on. ``tests/formats/test_sample.py`` checks both.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ from statsmodels.stats.multitest import multipletests
 
 import polars_rankmetrics as prm
 from polars_rankmetrics.sample import sample_data
-
-from .conftest import Backend
+from tests.conftest import Backend
 
 COLUMNS = [
     "system", "metric", "n", "mean", "ci_low", "ci_high", "n_paired", "diff", "diff_ci_low",

@@ -12,7 +12,7 @@ so a new measure appears everywhere without a hand edit:
   and the list of names in ``evaluate``'s docstring (its ``metrics``
   parameter, the paragraph that starts with :data:`DOCSTRING_LEAD`), which are
   committed text: ``python -m polars_rankmetrics._measures._catalog --write``
-  rewrites them, ``--check`` (and ``tests/test_docs_site.py``) fails when they
+  rewrites them, ``--check`` (and ``tests/docs/test_docs_site.py``) fails when they
   differ from what the registry gives.
 """
 

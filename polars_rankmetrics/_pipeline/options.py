@@ -7,7 +7,7 @@ them copies a keyword by hand, so none can drift (a default, a ``Literal``
 missing a value). Type checkers see every keyword and its type through
 ``Unpack`` (PEP 692); :func:`read` checks the names at run time and fills the
 defaults, which live here and nowhere else (:data:`DEFAULTS`).
-``tests/test_signatures.py`` pins every public signature to these
+``tests/adapters/test_signatures.py`` pins every public signature to these
 declarations.
 """
 

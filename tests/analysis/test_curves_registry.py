@@ -24,7 +24,7 @@ from .._subprocess import assert_runs
 HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
-# equality with evaluate is tests/test_beyond_analysis.py); they read no truth
+# equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
 CUTOFF = [m for m in all_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
 LISTS = [m.name for m in all_measures() if "beyond_accuracy" in m.inputs]
 NO_CUTOFF = [m.name for m in all_measures() if m.cutoff == "none"]

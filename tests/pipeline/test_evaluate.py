@@ -320,7 +320,7 @@ def test_expressions_on_labeled_frames_match_evaluate() -> None:
 
 @pytest.mark.parametrize("name", ["positions", "relevance"])
 def test_namespace_methods_mirror_the_functions(name: str) -> None:
-    """evaluate, compare and curves: tests/test_signatures.py, annotations included."""
+    """evaluate, compare and curves: tests/adapters/test_signatures.py, annotations included."""
     function = getattr(prm, name)
     method = getattr(pl.DataFrame({"a": [1]}).rank, name)
     own = list(inspect.signature(method).parameters.values())

@@ -15,7 +15,7 @@ import polars_rankmetrics as prm
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics._measures._registry import AGGREGATIONS, INPUTS, PART_SUFFIXES
 from tests import textbook
-from tests.test_properties import Case, by_columns, cases
+from tests.measures.test_properties import Case, by_columns, cases
 
 RECS = {
     "model": ["a"] * 5 + ["b"] * 5 + ["a"] * 2,

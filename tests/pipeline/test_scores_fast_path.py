@@ -25,8 +25,8 @@ import polars_rankmetrics as prm
 from polars_rankmetrics import _validation
 from polars_rankmetrics._row_order import run_lengths_in_rank_order
 from tests import textbook
-from tests.test_duplicate_search import HASHES
-from tests.test_properties import PROFILE, assert_rows_match
+from tests.measures.test_properties import PROFILE, assert_rows_match
+from tests.pipeline.test_duplicate_search import HASHES
 
 TIES = ["item_desc", "item_asc", "input"]
 # value sets for the scores: one value (every score equal), two (long tied runs across

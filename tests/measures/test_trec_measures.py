@@ -399,7 +399,7 @@ def test_unj_agrees_with_ir_measures_judged() -> None:
 # ---------------------------------------------------------------- evaluate metric strings
 
 
-TREC_DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
+TREC_DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 # evaluate's metric string -> the trec_eval measure it reproduces
 AS_METRICS = {
     "gm_map": "gm_map",

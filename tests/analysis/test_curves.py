@@ -13,8 +13,7 @@ from scipy import stats
 
 import polars_rankmetrics as prm
 from polars_rankmetrics.sample import sample_data
-
-from .conftest import Backend
+from tests.conftest import Backend
 
 ALL = ["precision", "recall", "f1", "hit_rate", "map", "mrr", "ndcg", "dcg", "pooled_recall"]
 

@@ -9,7 +9,7 @@ repeated items. Every convention of ``evaluate`` is drawn too.
 ``tests/textbook.py`` is written from METRICS.md alone, so agreement means the
 package matches the spec.
 
-Run more examples with ``PRM_HYPOTHESIS_PROFILE=thorough pytest tests/test_properties.py``.
+Run more examples with ``PRM_HYPOTHESIS_PROFILE=thorough pytest tests/measures/test_properties.py``.
 """
 
 from __future__ import annotations

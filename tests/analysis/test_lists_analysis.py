@@ -22,7 +22,7 @@ from scipy import stats
 import polars_rankmetrics as prm
 from tests import textbook_beyond as tb
 from tests.conftest import Backend
-from tests.test_beyond_properties import _frames, _textbook_inputs, cases
+from tests.measures.test_lists_properties import _frames, _textbook_inputs, cases
 
 # Two models. Lists shorter than k (m1 u3 [e]), a rank gap (m2 u1: ranks 1, 3, 4), a user
 # absent from the interactions (u6), items absent from the interactions (d, e).
@@ -341,7 +341,7 @@ def test_compare_refuses_missing_inputs() -> None:
 # ---------------------------------------------------------------------------
 
 
-# tests/test_signatures.py: annotations and defaults included, every surface
+# tests/adapters/test_signatures.py: annotations and defaults included, every surface
 
 
 # ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """``polars_rankmetrics.spark.evaluate``: the single-machine numbers, on a local Spark.
 
 The cases are the single-machine suite's own: the worked examples of
-METRICS.md (``tests/test_worked_examples.py``), stacked side by side as one
+METRICS.md (``tests/measures/test_worked_examples.py``), stacked side by side as one
 ``by`` group per example so that each Spark job checks them all, and the
-hypothesis-generated cases of ``tests/test_properties.py`` (every convention,
+hypothesis-generated cases of ``tests/measures/test_properties.py`` (every convention,
 tied scores, graded truth, integer ids of two widths, models and folds). Each
 Spark result is compared with ``polars_rankmetrics.evaluate`` on the same
 input to 1e-12, and a few with the hand-worked values directly.
@@ -28,11 +28,11 @@ from pyspark.sql import types as T  # noqa: N812
 import polars_rankmetrics as prm
 from polars_rankmetrics import spark as prs
 from polars_rankmetrics.evaluate import parse_metrics
-from tests import test_beyond as beyond
-from tests import test_beyond_properties as beyond_props
-from tests import test_worked_examples as worked
+from tests.measures import test_lists as beyond
+from tests.measures import test_lists_properties as beyond_props
 from tests.measures import test_popularity_count as counted
-from tests.test_properties import NOBODY, NOTHING_RELEVANT, Case, cases
+from tests.measures import test_worked_examples as worked
+from tests.measures.test_properties import NOBODY, NOTHING_RELEVANT, Case, cases
 
 pytestmark = [
     pytest.mark.spark,
@@ -556,7 +556,7 @@ def test_popularity_by_interaction_rows_matches_polars(spark: SparkSession, per_
         assert to_polars(got).row(0)[:2] == (1.875, 2.75)
 
 
-# METRICS.md's beyond-accuracy example (tests/test_beyond.py): coverage@2 0.5, novelty@2
+# METRICS.md's beyond-accuracy example (tests/measures/test_lists.py): coverage@2 0.5, novelty@2
 # 1.655261, gini@2 0.575, personalization 8/9, ild@3 5/6 (one category per item)
 LIST_HAND = {
     "coverage@2": 0.5,

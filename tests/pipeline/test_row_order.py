@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
 from polars_rankmetrics._row_order import run_lengths_in_rank_order
-from tests.test_properties import PROFILE
+from tests.measures.test_properties import PROFILE
 
 TIES = ["item_desc", "item_asc", "input"]
 

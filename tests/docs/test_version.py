@@ -11,7 +11,7 @@ import pytest
 import polars_rankmetrics as prm
 from polars_rankmetrics._version import UNKNOWN, package_version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_version_is_the_package_metadata() -> None:

@@ -12,7 +12,7 @@ import polars_rankmetrics as prm
 from polars_rankmetrics.cli import main
 from polars_rankmetrics.sample import sample_data
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_commands() -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 
 import polars_rankmetrics as prm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SNIPPET = textwrap.dedent(
     """

@@ -25,7 +25,7 @@ from polars_rankmetrics.trec import (
 )
 from tests import trec_textbook
 
-DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
 
 @dataclass(frozen=True)

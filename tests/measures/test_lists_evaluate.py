@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 import polars_rankmetrics as prm
 from polars_rankmetrics.cli import main
 from tests.conftest import Backend
-from tests.test_beyond import CATALOG, HISTORY, MULTI, RECS
+from tests.measures.test_lists import CATALOG, HISTORY, MULTI, RECS
 
 ALL = [
     "coverage@2",
@@ -49,7 +49,7 @@ def test_evaluate_without_truth_equals_list_metrics(
     got = backend.polars(recs.rank.evaluate(None, ALL, **_inputs(backend, catalog)))
     expected = backend.polars(prm.list_metrics(recs, ALL, **_inputs(backend, catalog)))
     assert_frame_equal(got, expected)
-    # the hand-computed values of tests/test_beyond.py
+    # the hand-computed values of tests/measures/test_lists.py
     if catalog is CATALOG:
         assert got["coverage@2"][0] == pytest.approx(0.5)
         assert got["novelty@2"][0] == pytest.approx(1.6552614282206957)
@@ -95,7 +95,7 @@ def test_parameters_in_the_metric_string(backend: Backend) -> None:
             **_inputs(backend),
         )
     )
-    # tests/test_beyond.py::test_long_tail: 0.5 with share 0.8, 2/3 with 0.2
+    # tests/measures/test_lists.py::test_long_tail: 0.5 with share 0.8, 2/3 with 0.2
     assert got["long_tail(head_share=0.8)@2"][0] == pytest.approx(0.5)
     assert got["long_tail@2"][0] == pytest.approx(2 / 3)
     assert got["calibration(alpha=1)"][0] == pytest.approx(0.0)
@@ -116,7 +116,7 @@ def test_groups_with_their_own_history() -> None:
     )
     history = pl.DataFrame({"fold": [1, 1, 2], "user": [1, 2, 3], "item": ["a", "a", "b"]})
     got = prm.evaluate(recs, None, ["arp", "novelty"], interactions=history, by=["fold", "model"])
-    # as tests/test_beyond.py::test_groups_side_by_side_with_their_own_history
+    # as tests/measures/test_lists.py::test_groups_side_by_side_with_their_own_history
     assert got["arp"].to_list() == pytest.approx([2.0, 0.0, 0.0, 1.0])
     assert got["novelty"].to_list() == pytest.approx([0.0, 1.0, 0.0, 0.0])
 

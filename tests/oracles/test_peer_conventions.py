@@ -26,7 +26,7 @@ from polars_rankmetrics.conventions import resolve
 from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
 from tests import textbook
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "trec_eval"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "trec_eval"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"no trec_eval data at {DATA}")
 
 # one user, five recommendations, graded truth: B (1) at 2, D (2) at 4, Z (0) judged, unshown

@@ -25,7 +25,7 @@ from polars_rankmetrics._measures import all_measures
 from polars_rankmetrics._measures._catalog import metric_string
 from polars_rankmetrics._pipeline.options import DEFAULTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 # DESIGN.md and REGISTRY.md are for contributors, excluded from the site (mkdocs.yml)
 USER_PAGES = [page for page in PAGES if page.name not in ("DESIGN.md", "REGISTRY.md")]

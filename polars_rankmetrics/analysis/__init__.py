@@ -10,7 +10,18 @@ evaluation plan; nothing changes how a metric is computed.
 from polars_rankmetrics.analysis.anova import anova
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.report import Report, report
 
-__all__ = ["Report", "anova", "compare", "compare_per_user", "curves", "report", "users_needed"]
+__all__ = [
+    "FriedmanResult",
+    "Report",
+    "anova",
+    "compare",
+    "compare_per_user",
+    "curves",
+    "friedman",
+    "report",
+    "users_needed",
+]

@@ -41,7 +41,7 @@ def read_scores(scores: object, *, name: str) -> tuple[pl.DataFrame, Callable[[p
 
 
 def complete_table(
-    frame: pl.DataFrame, metric: str, *, system: str, block: str, role: str
+    frame: pl.DataFrame, metric: str, *, system: str, block: str, role: str, name: str = "scores"
 ) -> tuple[list[Any], FloatArray, int]:
     """The systems, their (block x system) matrix of ``metric`` and the blocks left out.
 
@@ -55,7 +55,7 @@ def complete_table(
         if not isinstance(column, str):
             raise TypeError(f"{what} must be a column name, got {column!r}")
         if column not in frame.columns:
-            raise ValueError(f"scores has no {what} column {column!r}; columns are {frame.columns}")
+            raise ValueError(f"{name} has no {what} column {column!r}; columns are {frame.columns}")
     if len({metric, system, block}) < 3:
         raise ValueError(f"metric, system and {role} must be three different columns")
     dtype = frame.schema[metric]
@@ -64,12 +64,12 @@ def complete_table(
     for column in (system, block):
         nulls = frame.get_column(column).null_count()
         if nulls:
-            raise ValueError(f"scores column {column!r} has {nulls} null value(s)")
+            raise ValueError(f"{name} column {column!r} has {nulls} null value(s)")
     repeated = frame.select(block, system).is_duplicated()
     if repeated.any():
         example = frame.filter(repeated).select(block, system).row(0, named=True)
         raise ValueError(
-            f"scores has {int(repeated.sum())} rows repeating a ({role}, system) pair, e.g. "
+            f"{name} has {int(repeated.sum())} rows repeating a ({role}, system) pair, e.g. "
             f"{example}: give one row per {role} and system"
         )
     values = frame.get_column(metric).cast(pl.Float64)

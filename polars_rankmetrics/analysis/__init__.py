@@ -8,6 +8,7 @@ evaluation plan; nothing changes how a metric is computed.
 """
 
 from polars_rankmetrics.analysis.anova import anova
+from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
@@ -22,6 +23,7 @@ __all__ = [
     "compare_per_user",
     "curves",
     "friedman",
+    "plot_critical_difference",
     "report",
     "users_needed",
 ]

@@ -3,8 +3,9 @@
 Coverage, novelty, popularity bias (ARP, long-tail share), concentration of
 exposure (Gini), personalization, intra-list diversity and calibration,
 computed from the top-k lists, the training interactions and an item
-catalog; no truth is needed. The plans are built by
-:mod:`polars_rankmetrics._measures.beyond_accuracy`.
+catalog; no truth is needed. The measures and their plans are
+:mod:`polars_rankmetrics._measures.lists`; this module checks the inputs and
+reads the measures' declarations (``inputs``, the ``lists`` hook) only.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import difflib
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures import beyond_accuracy as ba
+from polars_rankmetrics._measures import all_measures, canonical, lookup
+from polars_rankmetrics._measures import lists as ba
+from polars_rankmetrics._measures._registry import Input, Measure
 from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import (
@@ -31,55 +34,67 @@ from polars_rankmetrics._pipeline.inputs import (
     like,
     to_lazy,
 )
+from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.rank_cut import cut, lengths_in_rank_order, with_positions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["list_metrics", "parse_list_metric"]
+__all__ = ["list_metrics"]
 
-_PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\d+))?\s*$")
+_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)")
+_WRITTEN = re.compile(r"\(([^()]*)\)")
 _MISSING = "__prm_missing"
 
+# one requested measure of the lists: what its plan reads, and its registry record
+Asked = tuple[ba.ListRequest, Measure]
 
-def parse_list_metric(text: str) -> ba.Measure:
-    """Parse ``"name@k"`` or ``"name"`` into a beyond-accuracy measure.
 
-    Examples
-    --------
-    >>> parse_list_metric("Novelty@10")
-    Measure(label='Novelty@10', name='novelty', k=10, head_share=0.2, alpha=0.01)
-    >>> parse_list_metric("coverage")
-    Measure(label='coverage', name='coverage', k=None, head_share=0.2, alpha=0.01)
+def _list_names() -> list[str]:
+    return [m.name for m in all_measures() if m.lists is not None]
+
+
+def _parse_one(text: object, keywords: dict[str, float]) -> Asked:
+    """``"name@k"``, ``"name"`` or ``"name(param=value)@k"`` for a measure of the lists.
+
+    A parameter not written in the string takes ``list_metrics``' keyword of
+    the same name (``head_share``, ``alpha``) when it has one.
     """
     if not isinstance(text, str):
         raise TypeError(f"a measure must be a string like 'novelty@10', got {text!r}")
-    match = _PATTERN.match(text)
-    if match is None:
-        raise ValueError(
-            f"cannot read measure {text!r}: write 'name@k' (e.g. 'coverage@10') or 'name'"
-        )
-    raw_name, raw_k = match.groups()
-    name = raw_name.lower()
-    if name not in ba.MEASURES:
-        hint = difflib.get_close_matches(name, ba.MEASURES, n=1)
+    match = _NAME.match(text)
+    found = canonical(match.group(1)) if match else None
+    if match is not None and (found is None or lookup(found).lists is None):
+        known = _list_names()
+        hint = difflib.get_close_matches(match.group(1).lower(), known, n=1)
         suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
-            f"unknown measure {raw_name!r} in {text!r}{suggestion} (known: {list(ba.MEASURES)})"
+            f"unknown measure {match.group(1)!r} in {text!r}{suggestion} (known: {known})"
         )
-    k = v.check_cutoff(int(raw_k), what=f"the cutoff in {text!r}") if raw_k else None
-    return ba.Measure(text, name, k)
+    spec = metric_spec(text)
+    written = _WRITTEN.search(text)
+    given = (
+        {part.partition("=")[0].strip() for part in written.group(1).split(",")}
+        if written
+        else set()
+    )
+    params = {
+        name: keywords[name] if name in keywords and name not in given else value
+        for name, value in spec.params
+    }
+    return ba.ListRequest(text, spec.k, params), lookup(spec.name)
 
 
-def _parse_all(metrics: str | Sequence[str]) -> list[ba.Measure]:
-    measures = [parse_list_metric(t) for t in ([metrics] if isinstance(metrics, str) else metrics)]
-    if not measures:
+def _parse_all(metrics: str | Sequence[str], keywords: dict[str, float]) -> list[Asked]:
+    texts = [metrics] if isinstance(metrics, str) else list(metrics)
+    asked = [_parse_one(text, keywords) for text in texts]
+    if not asked:
         raise ValueError("metrics is empty: ask for at least one, e.g. ['coverage@10']")
-    labels = [m.label for m in measures]
+    labels = [request.label for request, _ in asked]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
         raise ValueError(f"measure(s) {repeated} requested twice")
-    return measures
+    return asked
 
 
 def _is_pandas(frame: object) -> bool:
@@ -169,25 +184,29 @@ def _to_polars_input(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
     )
 
 
+def _wanting(asked: Sequence[Asked], *inputs: Input) -> list[str]:
+    """The names of the measures asked for that read every one of ``inputs``."""
+    return sorted({m.name for _, m in asked if set(inputs) <= m.inputs})
+
+
 def _check_inputs_given(
-    measures: Sequence[ba.Measure],
+    asked: Sequence[Asked],
     *,
     interactions: object,
     items: object,
     category: str | None,
 ) -> None:
-    names = {m.name for m in measures}
     problems = []
-    wanting = sorted(names & ba.NEEDS_INTERACTIONS)
+    wanting = _wanting(asked, "interactions")
     if wanting and interactions is None:
         problems.append(
             f"{', '.join(wanting)} need interactions=: the training history, one row "
             "per (user, item)"
         )
-    wanting = sorted(names & ba.NEEDS_ITEMS)
+    wanting = _wanting(asked, "catalog")
     if wanting and items is None:
         problems.append(f"{', '.join(wanting)} need items=: the item catalog, one row per item")
-    wanting = sorted(names & ba.NEEDS_CATEGORY)
+    wanting = _wanting(asked, "category")
     if wanting and category is None:
         problems.append(
             f"{', '.join(wanting)} need category=: the items column holding each item's "
@@ -241,7 +260,10 @@ def list_metrics(
         (1 = top) or a ``score`` (higher is better). Polars or pandas.
     metrics
         ``"name@k"`` or ``"name"`` (the whole list) strings from the table
-        above; each becomes a Float64 column named exactly as given.
+        above, with parameters as :func:`polars_rankmetrics.evaluate` reads
+        them (``"arp(popularity=interactions)@10"``: c_i counts interaction
+        rows, as RecTools' ``AvgRecPopularity``; default ``users``); each
+        becomes a Float64 column named exactly as given.
     interactions
         The training history, one row per (user, item) (repeats count once).
         Needed by novelty, arp, long_tail and calibration. ``by`` columns it
@@ -269,12 +291,13 @@ def list_metrics(
         measures, so a repeated (user, item), or a repeated position with
         ranks given, is an error by default.
     head_share
-        Long tail: the head is the shortest prefix of the items sorted by c_i
-        descending (ties: item ascending) whose Σ c_i reaches this share of
-        Σ c_i (0 to 1, default 0.2).
+        Long tail (unless written in the metric string): the head is the
+        shortest prefix of the items sorted by c_i descending (ties: item
+        ascending) whose Σ c_i reaches this share of Σ c_i (0 to 1, default 0.2).
     alpha
-        Calibration: the share of p mixed into q (0 < alpha <= 1, default 0.01),
-        which keeps the divergence finite.
+        Calibration (unless written in the metric string): the share of p
+        mixed into q (0 < alpha <= 1, default 0.01), which keeps the
+        divergence finite.
 
     Returns
     -------
@@ -322,12 +345,12 @@ def list_metrics(
     │ 0.75       ┆ 0.792481  ┆ 0.5   ┆ 0.5               │
     └────────────┴───────────┴───────┴───────────────────┘
     """
-    measures = _parse_all(metrics)
+    _check_parameters(head_share, alpha)
+    measures = _parse_all(metrics, {"head_share": float(head_share), "alpha": float(alpha)})
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
-    _check_parameters(head_share, alpha)
     if per_user:
-        group = [m.label for m in measures if m.name in ba.GROUP_MEASURES]
+        group = [r.label for r, m in measures if m.aggregation == "group"]
         if group:
             raise ValueError(
                 f"{group} describe a whole group of lists, not one user: ask for them "
@@ -340,7 +363,6 @@ def list_metrics(
             user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
-    measures = [replace(m, head_share=float(head_share), alpha=float(alpha)) for m in measures]
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     recs_lf = to_lazy(recs, name="recs")
     recs_schema = recs_lf.collect_schema()
@@ -351,7 +373,7 @@ def list_metrics(
     keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
     run_lengths = lengths_in_rank_order(recs, spec)
     ranked = with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
-    cutoffs = [m.k for m in measures]
+    cutoffs = [r.k for r, _ in measures]
     largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
     lists = cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
     if in_memory and largest is not None:
@@ -375,7 +397,7 @@ def list_metrics(
         result = plan.users.sort(spec.list_keys)
     else:
         result = _combine(plan, list(spec.by))
-    order = [m.label for m in measures]
+    order = [r.label for r, _ in measures]
     result = result.select(*(spec.list_keys if per_user else spec.by), *order)
     return like(recs, v.guard(result, checks))
 
@@ -397,7 +419,7 @@ class ListPlan:
 
 def plan_lists(
     lists: pl.LazyFrame,
-    measures: Sequence[ba.Measure],
+    measures: Sequence[Asked],
     *,
     by: Sequence[str],
     user: str,
@@ -414,14 +436,13 @@ def plan_lists(
     :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
     """
     _check_inputs_given(measures, interactions=interactions, items=items, category=category)
-    names = {m.name for m in measures}
     spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()
-    if names & ba.NEEDS_INTERACTIONS and interactions is not None:
+    if _wanting(measures, "interactions") and interactions is not None:
         frames["interactions"] = _history_frame(interactions, spec)
         shared = tuple(name for name in spec.by if name in frames["interactions"][1])
-    if names & ba.NEEDS_ITEMS and items is not None:
+    if _wanting(measures, "catalog") and items is not None:
         frames["items"] = _catalog_frame(items, item, category)
     unified = _unify_keys(frames, [*shared, user, item])
     lists = unified["recs"]
@@ -438,13 +459,15 @@ def plan_lists(
         )
         checks += catalog_checks
         checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
-        if "calibration" in names and history is not None:
+        # a measure of the history's categories: the interactions' items must be known too
+        if _wanting(measures, "interactions", "catalog") and history is not None:
             checks.append(
                 _missing_check(history.select(item).unique(), catalog, item, "interactions")
             )
     keys = ba.Keys(tuple(by), user, item, rank, shared)
-    user_measures = [m for m in measures if m.name in ba.USER_MEASURES]
-    group_measures = [m for m in measures if m.name in ba.GROUP_MEASURES]
+    hooks = [(request, measure.lists) for request, measure in measures if measure.lists]
+    user_measures = ba.user_requests(hooks)
+    group_measures = ba.group_requests(hooks)
     users = (
         ba.per_user(
             lists, user_measures, keys, interactions=history, items=catalog, category=category
@@ -625,7 +648,7 @@ def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
     return result.sort(by) if by else result
 
 
-def _on_pandas(recs: Any, measures: Sequence[ba.Measure], **kwargs: Any) -> Any:
+def _on_pandas(recs: Any, measures: Sequence[Asked], **kwargs: Any) -> Any:
     from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
     frame = _arrow.to_polars(recs, name="recs")
@@ -634,5 +657,5 @@ def _on_pandas(recs: Any, measures: Sequence[ba.Measure], **kwargs: Any) -> Any:
         if _is_pandas(kwargs[name]):
             converted = _arrow.to_polars(kwargs[name], name=name)
             kwargs[name] = converted
-    result = list_metrics(frame, [m.label for m in measures], **kwargs)
+    result = list_metrics(frame, [r.label for r, _ in measures], **kwargs)
     return _arrow.to_pandas(result, sources)

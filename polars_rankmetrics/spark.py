@@ -49,8 +49,11 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
         "pip install 'polars_rankmetrics[spark]'"
     ) from error
 
-from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures import lookup
+from polars_rankmetrics._measures.lists import Keys, ListRequest, OfGroup, RowMean, per_user
+from polars_rankmetrics._measures.lists import _exposure as exposure
+from polars_rankmetrics._measures.lists import _popularity as popularity
+from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._pipeline.rank_cut import with_positions
@@ -98,25 +101,26 @@ _ITEM = "__prm_item"
 _SIDE = "__prm_side"  # on the truth side of the cogroup: 0 truth, 1 interactions
 _HISTORY = "__prm_h"
 _POSITION = "__prm_pos"
-# novelty, arp, long_tail: per user, but from the popularity of items over every user
-_POPULARITY_MEASURES = frozenset({"novelty", "arp", "long_tail"})
 
 
 @dataclass(frozen=True)
 class _Lists:
     """The measures of the lists that read more than one bucket's users, and their inputs.
 
-    ``popular`` and ``counts``: :func:`ba.popularity` (c_i and the head flags, per
-    shared ``by`` group and item) and N over the whole interactions, counted in Spark.
+    ``popularity``: the :class:`RowMean` measures (per user, but from the
+    popularity of items over every user); ``popular``: their tables per count
+    (c_i with the head flags per shared ``by`` group and item, and N), counted
+    in Spark over the whole interactions (``shares``: the head shares marked).
+    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits.
     """
 
-    popularity: tuple[ba.Measure, ...]
-    group: tuple[ba.Measure, ...]
+    popularity: tuple[tuple[ListRequest, RowMean], ...]
+    group: tuple[tuple[ListRequest, OfGroup], ...]
     cutoffs: tuple[int | None, ...]
     largest: int | None
     shared: tuple[str, ...]
-    popular: pl.DataFrame | None
-    counts: pl.DataFrame | None
+    popular: dict[Count, tuple[pl.DataFrame, pl.DataFrame]] | None
+    shares: dict[Count, list[float]]
 
 
 @dataclass(frozen=True)
@@ -323,13 +327,13 @@ def evaluate(
         # equal scores keep their input order: number the rows before the shuffle
         recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
     truth_in = None if truth is None else truth.select(*(_col(name) for name in truth_columns))
-    names = {spec.name for spec in specs}
+    reads = {name for spec in specs for name in lookup(spec.name).inputs}
     history_in = None
-    if interactions is not None and names & ba.NEEDS_INTERACTIONS:
+    if interactions is not None and "interactions" in reads:
         history_columns = [*(n for n in by_list if n in interactions.columns), user, item]
         history_in = interactions.select(*(_col(name) for name in history_columns))
     catalog = None
-    if items is not None and names & ba.NEEDS_ITEMS:
+    if items is not None and "catalog" in reads:
         catalog = _collect_catalog(items)
         # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
         _evaluate_polars(
@@ -528,16 +532,18 @@ def _global_groups(
 
 
 def _refuse_group_measures(parts: Sequence[AggregationPart], specs: Sequence[MetricSpec]) -> None:
-    """A value over a whole ``by`` group combines from buckets only where this module knows how.
+    """A value over a whole ``by`` group combines from buckets only where its measure says how.
 
-    Coverage, Gini and personalization add up exposures; another measure of
-    whole groups (aggregation ``"group"``) is refused until it says how.
+    An :class:`OfGroup` measure (coverage, Gini, personalization) adds up
+    exposures; another measure of whole groups (aggregation ``"group"``) is
+    refused until it declares how.
     """
     names = {spec.label: spec.name for spec in specs}
     grouped = [
         part.label
         for part in parts
-        if part.kind == "group" and names.get(part.label) not in ba.GROUP_MEASURES
+        if part.kind == "group"
+        and not (part.label in names and isinstance(lookup(names[part.label]).lists, OfGroup))
     ]
     if grouped:
         raise ValueError(
@@ -552,24 +558,15 @@ def _refuse_condensed_lists(specs: Sequence[MetricSpec], conv: Conventions) -> N
     if conv.unjudged != "remove" and conv.nonpositive_scores != "drop":
         return
     outside = [
-        spec.label for spec in specs if spec.name in (*ba.GROUP_MEASURES, *_POPULARITY_MEASURES)
+        spec.label for spec in specs if isinstance(lookup(spec.name).lists, (OfGroup, RowMean))
     ]
-    against_truth = [spec.label for spec in specs if spec.name not in ba.MEASURES]
+    against_truth = [spec.label for spec in specs if lookup(spec.name).lists is None]
     if outside and against_truth:
         raise ValueError(
             f"{outside} describe the lists left by unjudged='remove' / "
             "nonpositive_scores='drop', which polars_rankmetrics.spark does not rebuild "
             f"outside the buckets; evaluate them in a call without {against_truth}"
         )
-
-
-def _list_measure(spec: MetricSpec) -> ba.Measure:
-    params = {
-        name: float(value)
-        for name, value in spec.params
-        if name in ("head_share", "alpha") and value is not None
-    }
-    return ba.Measure(spec.label, spec.name, spec.k, **params)
 
 
 def _lists_plan(
@@ -581,49 +578,66 @@ def _lists_plan(
     item: str,
 ) -> _Lists | None:
     """The list measures computed outside the pipeline, with the popularity they read."""
-    popularity = tuple(_list_measure(s) for s in specs if s.name in _POPULARITY_MEASURES)
-    group = tuple(_list_measure(s) for s in specs if s.name in ba.GROUP_MEASURES)
-    if not popularity and not group:
+    requests = [
+        (ListRequest(spec.label, spec.k, dict(spec.params)), lookup(spec.name).lists)
+        for spec in specs
+    ]
+    means = tuple((r, hook) for r, hook in requests if isinstance(hook, RowMean))
+    group = tuple((r, hook) for r, hook in requests if isinstance(hook, OfGroup))
+    if not means and not group:
         return None
     ks = [spec.k for spec in specs]
     # the pipeline's lists: cut at the largest cutoff of every metric asked for
     largest = None if None in ks else max(k for k in ks if k is not None)
     shared = tuple(name for name in by if history is not None and name in history.columns)
-    popular = counts = None
-    if popularity and history is not None:
-        shares = [m.head_share for m in popularity if m.name == "long_tail"]
-        popular, counts = _popularity(history, shared, user=user, item=item, shares=shares)
+    shares = popularity.wanted(means)
+    popular = None
+    if means and history is not None:
+        popular = {
+            count: _popularity(history, shared, user=user, item=item, count=count, shares=marked)
+            for count, marked in shares.items()
+        }
     return _Lists(
-        popularity=popularity,
+        popularity=means,
         group=group,
-        cutoffs=tuple(dict.fromkeys(m.k for m in group)),
+        cutoffs=tuple(dict.fromkeys(r.k for r, _ in group)),
         largest=largest,
         shared=shared,
         popular=popular,
-        counts=counts,
+        shares=shares,
     )
 
 
 def _popularity(
-    history: DataFrame, shared: Sequence[str], *, user: str, item: str, shares: Sequence[float]
+    history: DataFrame,
+    shared: Sequence[str],
+    *,
+    user: str,
+    item: str,
+    count: Count,
+    shares: Sequence[float],
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """c_i (with the head flags) per (shared..., item), and N per shared group, over all users.
 
-    Counted in Spark: distinct (shared..., user, item) pairs, then users per
-    item; the head (a running sum over the items by c_i descending) is found
-    on the driver by the single-machine code, from every item's count.
+    Counted in Spark: distinct (shared..., user, item) pairs then users per
+    item (``count="users"``), or rows (``"interactions"``); the head (a
+    running sum over the items by c_i descending) is found on the driver by
+    the single-machine code, from every item's count.
     """
     keys = [*shared, item]
-    pairs = history.select(*(_col(name) for name in [*shared, user, item])).distinct()
-    per_item = pairs.groupBy(*(_col(name) for name in keys)).agg(F.count(F.lit(1)).alias(ba._C))
-    people = history.select(*(_col(name) for name in [*shared, user])).distinct()
+    c, n = popularity.c_column(count), popularity.n_column(count)
+    rows = history.select(*(_col(name) for name in [*shared, user, item]))
+    pairs = rows.distinct() if count == "users" else rows
+    per_item = pairs.groupBy(*(_col(name) for name in keys)).agg(F.count(F.lit(1)).alias(c))
+    people = history.select(*(_col(name) for name in [*shared, user]))
+    people = people.distinct() if count == "users" else people
     grouped = people.groupBy(*(_col(name) for name in shared)) if shared else people.groupBy()
-    users = grouped.agg(F.count(F.lit(1)).alias(ba._N))
+    users = grouped.agg(F.count(F.lit(1)).alias(n))
     with _unwrapped_errors():
-        counts = _as_int64(_frame(per_item.toArrow()), [*keys, ba._C])
-        n = _as_int64(_frame(users.toArrow()), [*shared, ba._N])
-    roles = ba.Keys(tuple(shared), user, item, _POSITION, tuple(shared))
-    return ba.with_head(counts.lazy(), roles, shares).collect(), n
+        counts = _as_int64(_frame(per_item.toArrow()), [*keys, c])
+        totals = _as_int64(_frame(users.toArrow()), [*shared, n])
+    roles = Keys(tuple(shared), user, item, _POSITION, tuple(shared))
+    return popularity.with_head(counts.lazy(), roles, count, shares).collect(), totals
 
 
 def _as_int64(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
@@ -902,34 +916,37 @@ def _cut_lists(plan: _Plan, recs: pl.DataFrame, keys: pl.Schema) -> pl.DataFrame
 
 
 def _with_popularity(
-    plan: _Plan, lists_plan: _Lists, per_user: pl.DataFrame, lists: pl.DataFrame
+    plan: _Plan, lists_plan: _Lists, per_user_rows: pl.DataFrame, lists: pl.DataFrame
 ) -> pl.DataFrame:
-    """Novelty, arp and long_tail from the popularity over every bucket, in their columns."""
-    if lists_plan.popular is None or lists_plan.counts is None:  # pragma: no cover
-        raise ValueError("novelty, arp and long_tail need interactions")
-    keys = ba.Keys(plan.by, plan.user, plan.item, _POSITION, lists_plan.shared)
+    """The :class:`RowMean` measures from the popularity over every bucket, in their columns."""
+    if lists_plan.popular is None:  # pragma: no cover - refused before any job
+        raise ValueError(f"{[r.label for r, _ in lists_plan.popularity]} need interactions")
+    keys = Keys(plan.by, plan.user, plan.item, _POSITION, lists_plan.shared)
     # the counts' keys as the lists hold them (the families agree: checked before any job)
     shared = list(lists_plan.shared)
-    popular = lists_plan.popular.lazy().with_columns(
-        pl.col(name).cast(lists.schema[name]) for name in [*shared, plan.item]
-    )
-    counts = lists_plan.counts.lazy().with_columns(
-        pl.col(name).cast(lists.schema[name]) for name in shared
-    )
-    values = ba.per_user(
+    popular = {
+        count: (
+            items.lazy().with_columns(
+                pl.col(name).cast(lists.schema[name]) for name in [*shared, plan.item]
+            ),
+            totals.lazy().with_columns(pl.col(name).cast(lists.schema[name]) for name in shared),
+        )
+        for count, (items, totals) in lists_plan.popular.items()
+    }
+    values = per_user(
         lists.lazy(),
         list(lists_plan.popularity),
         keys,
         interactions=None,
         items=None,
         category=None,
-        popular=(popular, counts),
+        popular=popular,
     ).collect()
-    labels = [measure.label for measure in lists_plan.popularity]
-    joined = per_user.drop(labels).join(
+    labels = [request.label for request, _ in lists_plan.popularity]
+    joined = per_user_rows.drop(labels).join(
         values, on=[*plan.by, plan.user], how="left", nulls_equal=True
     )
-    return joined.select(per_user.columns)
+    return joined.select(per_user_rows.columns)
 
 
 def _exposures(plan: _Plan, lists_plan: _Lists, lists: pl.DataFrame) -> list[pl.DataFrame]:
@@ -1066,7 +1083,7 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     group and cutoff, the items with each value of x: a histogram as long as
     the distinct exposures (at most the number of users), whatever the size of
     the catalog. The driver takes from it what the single-machine formulas
-    read (``ba.per_group``): items shown, Σ x, Σ r x_(r) over the shown items
+    read (``_measures.lists._exposure.per_group``): items shown, Σ x, Σ r x_(r) over the shown items
     sorted ascending (r = 1..s; equal x give the same sum in any order),
     Σ x (x - 1), and, from the users' rows, U and the longest list.
     """
@@ -1107,7 +1124,7 @@ def _totals(
 ) -> pl.DataFrame:
     """Per ``by`` group, from the histogram (by..., cut, x, m), the sums of each cut.
 
-    Integer sums, as ``ba.per_group`` takes them: the same numbers, then the
+    Integer sums, as ``_measures.lists._exposure.per_group`` takes them: the same numbers, then the
     same floating-point steps.
     """
     x, m = pl.col("x").cast(pl.Int64), pl.col("m").cast(pl.Int64)
@@ -1153,36 +1170,28 @@ def _totals(
 
 
 def _group_finals(table: pl.DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFrame:
-    """The single-machine formulas (``ba._group_value``) on the totals over every bucket."""
-    columns: list[pl.Expr] = [pl.col("any").alias("__prm_any_list")]
-    if plan.catalog is not None:
-        columns.append(pl.lit(float(plan.catalog.height)).alias(ba._CATALOG_N))
-    for measure in lists.group:
-        index = lists.cutoffs.index(measure.k)
-        label = measure.label
-        if measure.name == "coverage":
-            columns.append(pl.col(f"shown{index}").alias(f"__prm_shown_{label}"))
-        elif measure.name == "gini":
-            columns += [
-                pl.col(f"shown{index}").alias(f"__prm_s_{label}"),
-                pl.col(f"sum{index}").cast(pl.Float64).alias(f"__prm_sx_{label}"),
-                pl.col(f"ranked{index}").cast(pl.Float64).alias(f"__prm_rx_{label}"),
-            ]
-        else:
-            columns += [
-                (pl.col(f"pairs{index}").cast(pl.Float64) / 2.0).alias(f"__prm_pairs_{label}"),
-                pl.col(f"u{index}").cast(pl.Float64).alias(f"__prm_u@{measure.k}"),
-                pl.col(f"l{index}").cast(pl.Float64).alias(f"__prm_longest@{measure.k}"),
-            ]
-    named = table.select(*plan.by, *columns)
-    finals = [
-        pl.when(pl.col("__prm_any_list") > 0)
-        .then(ba._group_value(measure))
-        .cast(pl.Float64)
-        .alias(measure.label)
-        for measure in lists.group
+    """Each :class:`OfGroup` measure's value from the statistics totalled over every bucket.
+
+    The same columns and formulas as on one machine (:mod:`._exposure`).
+    """
+    size = None if plan.catalog is None else float(plan.catalog.height)
+    columns: list[pl.Expr] = [
+        pl.col("any").alias(exposure.ANY_LIST),
+        pl.lit(size, pl.Float64).alias(exposure.CATALOG_N),
     ]
-    return named.select(*plan.by, *finals)
+    for index, k in enumerate(lists.cutoffs):
+        columns += [
+            pl.col(f"shown{index}").cast(pl.Float64).alias(exposure.stat_column("shown", k)),
+            pl.col(f"sum{index}").cast(pl.Float64).alias(exposure.stat_column("total", k)),
+            pl.col(f"ranked{index}").cast(pl.Float64).alias(exposure.stat_column("ranked", k)),
+            (pl.col(f"pairs{index}").cast(pl.Float64) / 2.0).alias(
+                exposure.stat_column("pairs", k)
+            ),
+            pl.col(f"u{index}").cast(pl.Float64).alias(exposure.stat_column("users", k)),
+            pl.col(f"l{index}").cast(pl.Float64).alias(exposure.stat_column("longest", k)),
+        ]
+    named = table.select(*plan.by, *columns)
+    return named.select(*plan.by, *exposure.values(lists.group))
 
 
 def _with_group_values(
@@ -1195,7 +1204,7 @@ def _with_group_values(
     final: StructType,
 ) -> DataFrame:
     """Per-user rows with each group measure's value of their ``by`` group (as ``evaluate``)."""
-    labels = [measure.label for measure in lists.group]
+    labels = [request.label for request, _ in lists.group]
     kept = rows.drop(*labels)
     if not plan.by:
         row = values.row(0, named=True) if values.height else dict.fromkeys(labels)

@@ -152,8 +152,17 @@ def test_bad_parameters_are_refused() -> None:
         prm.evaluate(pl.DataFrame(RECS), None, ["long_tail(head_share=2)"])
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\]"):
         prm.evaluate(pl.DataFrame(RECS), None, ["calibration(alpha=0)"])
-    with pytest.raises(ValueError, match=r"'arp' takes no parameters"):
+    with pytest.raises(ValueError, match=r"'coverage' takes no parameters"):
+        prm.evaluate(pl.DataFrame(RECS), None, ["coverage(alpha=0.5)"])
+    # arp takes one parameter (popularity=users|interactions), and not alpha
+    with pytest.raises(
+        ValueError, match=r"unknown parameter 'alpha=0.5'.*'arp' takes \['popularity'\]"
+    ):
         prm.evaluate(pl.DataFrame(RECS), None, ["arp(alpha=0.5)"])
+    with pytest.raises(
+        ValueError, match=r"'popularity'.*must be one of \['users', 'interactions'\]"
+    ):
+        prm.evaluate(pl.DataFrame(RECS), None, ["arp(popularity=rows)"])
 
 
 def test_repeated_item_is_refused_even_beyond_a_hit() -> None:

@@ -31,6 +31,7 @@ from polars_rankmetrics.evaluate import parse_metrics
 from tests import test_beyond as beyond
 from tests import test_beyond_properties as beyond_props
 from tests import test_worked_examples as worked
+from tests.measures import test_popularity_count as counted
 from tests.test_properties import NOBODY, NOTHING_RELEVANT, Case, cases
 
 pytestmark = [
@@ -529,6 +530,30 @@ def test_list_measures_match_polars(
         **inputs,
     )
     assert_same(to_polars(got), expected, [part.label for part in prm.aggregation_parts(metrics)])
+
+
+@pytest.mark.parametrize("per_user", [False, True])
+def test_popularity_by_interaction_rows_matches_polars(spark: SparkSession, per_user: bool) -> None:
+    """popularity=interactions: Spark counts rows (not distinct users) over every bucket."""
+    recs, history = pl.DataFrame(counted.RECS), pl.DataFrame(counted.HISTORY)
+    metrics = [
+        "arp@2",
+        "arp(popularity=interactions)@2",
+        "novelty(popularity=interactions)@2",
+        "long_tail(head_share=0.3, popularity=interactions)@2",
+    ]
+    expected = prm.evaluate(recs, None, metrics, interactions=history, per_user=per_user)
+    got = prs.evaluate(
+        to_spark(spark, recs),
+        None,
+        metrics,
+        interactions=to_spark(spark, history),
+        per_user=per_user,
+        n_buckets=3,
+    )
+    assert_same(to_polars(got), expected, metrics)
+    if not per_user:
+        assert to_polars(got).row(0)[:2] == (1.875, 2.75)
 
 
 # METRICS.md's beyond-accuracy example (tests/test_beyond.py): coverage@2 0.5, novelty@2

@@ -27,9 +27,16 @@ SNIPPET = textwrap.dedent(
     lazy: pl.LazyFrame = rank(recs.lazy()).evaluate(truth, "map@12", by=None)
     ranked: pl.DataFrame = rank(recs).positions(k=2)
     function: pl.DataFrame = prm.evaluate(recs, truth, ["mrr"])
+    # every option of evaluate, through every surface (compare's ties lacked "average")
+    averaged: pl.DataFrame = rank(recs).evaluate(truth, ["mrr"], ties="average", score="s")
+    compared: pl.DataFrame = rank(recs).compare(truth, "mrr", ties="average", gain={1: 2.0})
+    drawn: pl.DataFrame = prm.curves(recs, truth, ["mrr"], k=[1, 2], ideal="truth")
     """
 )
 WRONG = SNIPPET + 'oops: pl.DataFrame = rank(recs.lazy()).evaluate(truth, "mrr")\n'
+# an option misspelt or mistyped is seen by mypy through the shared declaration
+WRONG += 'rank(recs).compare(truth, "mrr", tie="first")\n'
+WRONG += 'prm.curves(recs, truth, ["mrr"], denominator="half")\n'
 NAMESPACE = SNIPPET + 'direct = recs.rank.evaluate(truth, "mrr")\n'
 
 
@@ -76,6 +83,12 @@ def test_the_documented_pattern_type_checks(mypy_output: dict[str, str]) -> None
 @needs_mypy
 def test_mypy_sees_the_frame_kind(mypy_output: dict[str, str]) -> None:
     assert 'expression has type "LazyFrame", variable has type "DataFrame"' in mypy_output["wrong"]
+
+
+@needs_mypy
+def test_mypy_checks_every_shared_option(mypy_output: dict[str, str]) -> None:
+    assert 'Unexpected keyword argument "tie"' in mypy_output["wrong"]
+    assert 'Argument "denominator" to "curves" has incompatible type' in mypy_output["wrong"]
 
 
 @needs_mypy

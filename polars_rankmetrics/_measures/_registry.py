@@ -54,11 +54,11 @@ The tables a measure reads (``inputs``):
     trec_eval's judged non-relevant), 0 for a user with none, whether or not
     any of them was recommended.
 ``"beyond_accuracy"``
-    A measure of the lists themselves, computed by
-    :mod:`polars_rankmetrics._measures.beyond_accuracy` from the ranked cut
+    A measure of the lists themselves (its :attr:`Measure.lists` hook, see
+    :mod:`polars_rankmetrics._measures.lists`), computed from the ranked cut
     (no truth); its ``finals`` read the per-list or per-group column
-    ``ctx.name(<measure name>)`` that plan writes. The users it counts are the
-    users with a list, whatever the truth.
+    ``ctx.name(<measure name>)`` the list plan writes. The users it counts are
+    the users with a list, whatever the truth.
 ``"interactions"``, ``"catalog"``, ``"category"``
     A list measure that also reads ``evaluate``'s ``interactions=``,
     ``items=`` or ``category=``.
@@ -79,6 +79,7 @@ from polars_rankmetrics._names import PREFIX
 
 if TYPE_CHECKING:
     from polars_rankmetrics._measures._curve import CurveStep
+    from polars_rankmetrics._measures.lists._hooks import ListHook
     from polars_rankmetrics._pipeline.trec_plan import Plan, Request
     from polars_rankmetrics.conventions import Conventions
 
@@ -101,6 +102,7 @@ __all__ = [
     "Context",
     "Measure",
     "Param",
+    "ParamValue",
     "Partial",
     "TrecFamily",
     "all_measures",
@@ -142,6 +144,8 @@ INPUTS: tuple[Input, ...] = (
     "category",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
+# a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)
+ParamValue = float | str | None
 Repeats = Literal["hits", "list"]
 
 # the part columns each aggregation kind reads, as suffixes of the metric label
@@ -163,7 +167,9 @@ def part_column(label: str, suffix: str) -> str:
 class Param:
     """One parameter of a measure, written ``name(param=value)`` in a metric string.
 
-    ``check`` receives the parsed number and returns it (normalised) or raises
+    ``kind``: ``int``, ``float`` or ``str``; a ``str`` parameter takes one of
+    ``choices`` (``arp(popularity=interactions)``), written bare. ``check``
+    receives the parsed number and returns it (normalised) or raises
     ``ValueError`` naming the parameter. ``default=None`` means the value is
     decided by the data and ``None`` reaches the measure; ``from_truth`` then
     names the statistic of the whole truth that decides it (``"max_grade"``:
@@ -173,11 +179,20 @@ class Param:
     """
 
     name: str
-    kind: type[int] | type[float]
-    default: float | None
+    kind: type[int] | type[float] | type[str]
+    default: ParamValue
     doc: str
     check: Callable[[float], float] | None = None
     from_truth: Literal["max_grade"] | None = None
+    choices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.kind is str) != bool(self.choices) or (
+            self.kind is str and self.default not in self.choices
+        ):
+            raise ValueError(
+                f"parameter {self.name!r}: a str kind needs choices holding its default"
+            )
 
 
 @dataclass(frozen=True)
@@ -203,9 +218,16 @@ class Context:
     """
 
     k: int | None
-    params: Mapping[str, float | None]
+    params: Mapping[str, ParamValue]
     conventions: Conventions
     rank: str
+
+    def number(self, name: str) -> float | None:
+        """The numeric parameter ``name`` (``None``: decided by the data)."""
+        value = self.params[name]
+        if isinstance(value, str):
+            raise TypeError(f"parameter {name!r} is a word ({value!r}), not a number")
+        return value
 
     @property
     def tag(self) -> str:
@@ -332,6 +354,11 @@ class Measure:
         how the per-user value evolves with k, from running states down the
         list, for ``curves`` (every k in one pass); ``ctx.k`` is ``None``.
         ``None``: ``curves`` cannot draw it (no cutoff, or not implemented).
+    lists
+        A measure of the lists themselves (input ``"beyond_accuracy"``): how it
+        is computed per list or per group, drawn over k and merged across
+        Spark's buckets (:mod:`polars_rankmetrics._measures.lists._hooks`:
+        ``RowMean``, ``PerList`` or ``OfGroup``). ``None`` for the others.
     """
 
     name: str
@@ -351,10 +378,16 @@ class Measure:
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None
     tie_average: bool = False
     curve: Callable[[Context], CurveStep] | None = None
+    lists: ListHook | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"measure {self.name!r}: unknown aggregation {self.aggregation!r}")
+        if (self.lists is None) == ("beyond_accuracy" in self.inputs):
+            raise ValueError(
+                f"measure {self.name!r}: a measure of the lists (input 'beyond_accuracy') "
+                "declares its lists hook, and only it"
+            )
         unknown = set(self.inputs) - set(INPUTS)
         if unknown:
             raise ValueError(f"measure {self.name!r}: unknown inputs {sorted(unknown)}")

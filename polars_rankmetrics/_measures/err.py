@@ -51,7 +51,7 @@ def stop_probability(grade: pl.Expr, max_grade: pl.Expr) -> pl.Expr:
 
 
 def _max_grade(ctx: Context) -> pl.Expr:
-    given = ctx.params["max_grade"]
+    given = ctx.number("max_grade")
     return pl.col(MAX_GRADE) if given is None else pl.lit(float(given))
 
 

@@ -26,7 +26,7 @@ def _check_beta(beta: float) -> float:
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
-    beta = ctx.params["beta"]
+    beta = ctx.number("beta")
     if beta is None:  # declared with a default: never None
         raise ValueError("fbeta needs beta")
     n_relevant = pl.col(N_RELEVANT)
@@ -46,7 +46,7 @@ def fbeta_curve(ctx: Context, beta: float) -> CurveStep:
 
 
 def _curve(ctx: Context) -> CurveStep:
-    return fbeta_curve(ctx, float(ctx.params["beta"] or 1.0))
+    return fbeta_curve(ctx, float(ctx.number("beta") or 1.0))
 
 
 FBETA = register(

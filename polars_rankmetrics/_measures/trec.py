@@ -222,7 +222,7 @@ GM_MAP = register(_geometric_mean(AVERAGE_PRECISION, name="gm_map", label="AP"))
 
 def _number(ctx: Context, name: str) -> float:
     # every parameter here has a default, so the registry always fills it in
-    return float(ctx.params[name] or 0.0)
+    return float(ctx.number(name) or 0.0)
 
 
 def _interpolated(ctx: Context, recall: float) -> pl.Expr:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures import beyond_accuracy as ba
 from polars_rankmetrics._measures._registry import part_column
+from polars_rankmetrics._measures.lists import ListRequest
 from polars_rankmetrics._pipeline.inputs import ListInputs, RecsSpec, Request
 
 
@@ -29,16 +29,11 @@ def list_parts(
     """
     from polars_rankmetrics import beyond  # noqa: PLC0415 - beyond imports this module's peers
 
+    # each measure's plan column is ctx.name(<its name>), which its finals read
     measures = {
-        request.ctx.name(request.measure.name): ba.Measure(
-            request.ctx.name(request.measure.name),
-            request.measure.name,
-            request.ctx.k,
-            **{
-                name: float(value)
-                for name, value in request.ctx.params.items()
-                if name in ("head_share", "alpha") and value is not None
-            },
+        request.ctx.name(request.measure.name): (
+            ListRequest(request.ctx.name(request.measure.name), request.ctx.k, request.ctx.params),
+            request.measure,
         )
         for request in requests
     }

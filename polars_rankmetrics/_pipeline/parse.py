@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures._registry import Measure
+from polars_rankmetrics._measures._registry import Measure, ParamValue
 
 _PATTERN = re.compile(
     r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
@@ -34,7 +34,7 @@ class MetricSpec:
     label: str
     name: str
     k: int | None
-    params: tuple[tuple[str, float | None], ...] = ()
+    params: tuple[tuple[str, ParamValue], ...] = ()
 
 
 def metric_specs(metrics: str | Sequence[str]) -> list[MetricSpec]:
@@ -104,9 +104,9 @@ def _parse(text: object) -> list[MetricSpec]:
 
 def _parse_params(
     measure: Measure, raw: str | None, text: str
-) -> tuple[tuple[str, float | None], ...]:
+) -> tuple[tuple[str, ParamValue], ...]:
     declared = {param.name: param for param in measure.params}
-    given: dict[str, float] = {}
+    given: dict[str, ParamValue] = {}
     if raw is not None and raw.strip():
         if not declared:
             raise ValueError(f"{measure.name!r} takes no parameters, in {text!r}")
@@ -120,8 +120,16 @@ def _parse_params(
             if name in given:
                 raise ValueError(f"parameter {name!r} given twice in {text!r}")
             param = declared[name]
+            if param.kind is str:
+                if value not in param.choices:
+                    raise ValueError(
+                        f"parameter {name!r} in {text!r} must be one of "
+                        f"{list(param.choices)}, got {value!r}"
+                    )
+                given[name] = value
+                continue
             try:
-                number = param.kind(value)
+                number = float(value) if param.kind is float else int(value)
             except ValueError:
                 kind = "an integer" if param.kind is int else "a number"
                 raise ValueError(

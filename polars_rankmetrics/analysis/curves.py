@@ -109,7 +109,7 @@ def _drawable() -> list[str]:
 
 def _how_drawn(measure: Measure) -> str | None:
     """``"lists"`` (the measures of the lists themselves), ``"step"`` (a curve hook) or None."""
-    if "beyond_accuracy" in measure.inputs:
+    if measure.lists is not None:
         return "lists"
     return "step" if measure.curve is not None else None
 
@@ -371,7 +371,7 @@ def _curves(
     top = max(ks)
     stepped = [(label, m) for label, m in chosen if _how_drawn(m) == "step"]
     described = [
-        ListCurve(label, m.name, **_list_params(label))
+        ListCurve(label, m, dict(parse_metric(f"{label}@1").params))
         for label, m in chosen
         if _how_drawn(m) == "lists"
     ]
@@ -420,16 +420,6 @@ def _curves(
         pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__order")
     )
     return result.sort([*by, "__order", _K]).drop("__order")
-
-
-def _list_params(label: str) -> dict[str, float]:
-    """The parameters written in a list measure's name, e.g. ``long_tail(head_share=0.1)``."""
-    params = dict(parse_metric(f"{label}@1").params)
-    return {
-        name: float(value)
-        for name, value in params.items()
-        if name in ("head_share", "alpha") and value is not None
-    }
 
 
 def _ranked_lists(

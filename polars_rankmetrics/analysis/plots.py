@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from polars_rankmetrics._measures.beyond_accuracy import GROUP_MEASURES as _GROUP_MEASURES
+from polars_rankmetrics._measures import canonical, lookup
 
 if TYPE_CHECKING:
     import altair
@@ -123,6 +123,12 @@ def _systems(data: pl.DataFrame, system: str, by: str | Sequence[str] | None) ->
     return data.with_columns(_label([system, *others]).alias(system))
 
 
+def _one_value_per_group(label: str) -> bool:
+    """A measure of all the lists together (coverage...), not a mean over users."""
+    name = canonical(label.partition("(")[0].partition("@")[0])
+    return name is not None and lookup(name).aggregation == "group"
+
+
 def plot_curves(
     frame: Any,
     *,
@@ -141,7 +147,8 @@ def plot_curves(
         A curves frame: one row per (system, metric, k) with columns ``color``
         (the system), ``metric``, ``k``, ``value`` and, optionally,
         ``ci_low`` and ``ci_high`` (drawn as a band). Any other column is
-        folded into the colour label (``model=knn | fold=1``).
+        folded into the colour label (``model=knn | fold=1``). Without a
+        ``color`` column (the curves of one system) each panel has one line.
     color, metric, k, value
         Column names.
     title
@@ -169,7 +176,11 @@ def plot_curves(
     """
     alt = _altair()
     data = _frame(frame, "frame")
-    _require(data, [color, metric, k, value], "frame", "the frame of curves(...)")
+    _require(data, [metric, k, value], "frame", "the frame of curves(...)")
+    one_system = color not in data.columns
+    if one_system:
+        # curves of one system (no by column): one line per metric panel
+        data = data.with_columns(pl.lit("all users").alias(color))
     extra = [c for c in data.columns if c not in {color, metric, k, value, "ci_low", "ci_high"}]
     if extra:
         data = data.with_columns(_label([color, *extra]).alias(color))
@@ -178,7 +189,7 @@ def plot_curves(
     x = alt.X(f"{k}:Q", title="cutoff k (list length)", axis=alt.Axis(tickMinStep=1))
     metrics = data[metric].unique(maintain_order=True).to_list()
     # coverage, gini and personalization are one value per system, not a mean over users
-    groupwise = [name for name in metrics if str(name).partition("(")[0] in _GROUP_MEASURES]
+    groupwise = [name for name in metrics if _one_value_per_group(str(name))]
     y_title = "mean over users" if not groupwise else "value (mean over users or per system)"
     y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(zero=False))
     # one legend for bands and lines (a layer without a legend would drop it), drawn opaque
@@ -223,7 +234,8 @@ def plot_curves(
         )
         .properties(
             title=title
-            or f"Metrics by cutoff k, by {color}"
+            or "Metrics by cutoff k"
+            + ("" if one_system else f", by {color}")
             + (" (bands: confidence intervals)" if has_band else "")
         )
     )
@@ -596,6 +608,12 @@ def plot_segments(
             if isinstance(dtype, pl.Enum)
             else sorted(groups[segment].cast(pl.String).unique().drop_nulls().to_list())
         )
+    if data.schema[user] != groups.schema[user]:
+        raise TypeError(
+            f"per_user and segments have different {user!r} types ({data.schema[user]} and "
+            f"{groups.schema[user]}): cast one to the other, e.g. "
+            f"segments.with_columns(pl.col({user!r}).cast(pl.{data.schema[user]}))"
+        )
     z = _normal_quantile(0.5 + confidence / 2)
     joined = data.filter(pl.col(metric).is_not_null()).join(
         groups.select(user, pl.col(segment).cast(pl.String)), on=user, how="inner"
@@ -768,8 +786,9 @@ def plot_long_tail(
         )
     )
     n_items = items.height
-    edges = sorted({math.floor(n_items ** (i / bins)) for i in range(bins + 1)} | {n_items + 1})
-    edges[-1] = n_items + 1
+    # the starts of at most `bins` log-spaced bins (n^(i/bins), i < bins: each below n),
+    # and the end past the last item
+    edges = sorted({math.floor(n_items ** (i / bins)) for i in range(bins)} | {n_items + 1})
     starts = pl.DataFrame({"bin_start": edges[:-1]}, schema={"bin_start": pl.Int64})
     # each item falls in the bin with the largest start <= its rank
     items = items.sort("popularity_rank").join_asof(

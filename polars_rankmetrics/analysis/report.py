@@ -135,6 +135,16 @@ class Report:
         ]
 
 
+def _letters(index: int) -> str:
+    """The label of the system at ``index``: a, b, ..., z, aa, ab, ... (never a symbol)."""
+    label = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        label = chr(ord("a") + remainder) + label
+    return label
+
+
 def _latex_letters(mark: str) -> str:
     return rf"\textsuperscript{{{mark}}}" if mark else ""
 
@@ -155,6 +165,9 @@ def _latex_escape(text: str) -> str:
         "}": r"\}",
         "~": r"\textasciitilde{}",
         "^": r"\textasciicircum{}",
+        # in text mode the OT1 font prints < and > as inverted ! and ?
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
     }
     return "".join(replacements.get(char, char) for char in text)
 
@@ -219,7 +232,7 @@ def report(
     | bm25 | 0.180 [0.076, 0.284] |
     | neural | 0.580 [0.476, 0.684]† |
     <BLANKLINE>
-    Mean [interval] over users. † significantly above bm25, ‡ significantly below
+    Mean [interval] over 5 users. † significantly above bm25, ‡ significantly below
     (adjusted p < alpha).
     """
     if format is not None and format not in FORMATS:
@@ -266,7 +279,9 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     own = frame.filter(pl.col("baseline").is_null()) if pairs else frame
     systems_in_order = own.get_column("system").unique(maintain_order=True).to_list()
-    letters = {name: chr(ord("a") + index) for index, name in enumerate(systems_in_order)}
+    letters = {name: _letters(index) for index, name in enumerate(systems_in_order)}
+    # one n for every cell: the legend says it; else each cell says its own
+    same_n = own.get_column("n").n_unique() <= 1
     cells: dict[tuple[Any, ...], dict[str, str]] = {}
     marks: dict[tuple[Any, ...], dict[str, str]] = {}
     for row in own.iter_rows(named=True):
@@ -274,23 +289,16 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
         text = _number(row["mean"], digits)
         if intervals and row["ci_low"] is not None:
             text += f" [{_number(row['ci_low'], digits)}, {_number(row['ci_high'], digits)}]"
+        if not same_n:
+            text += f" (n={row['n']})"
         cells.setdefault(key, {})[row["metric"]] = text
         marks.setdefault(key, {}).setdefault(row["metric"], "")
         if not pairs and row["significant"]:
             marks[key][row["metric"]] = _ABOVE if row["diff"] > 0 else _BELOW
     baseline_name = None
     if pairs:
-        for row in frame.filter(pl.col("baseline").is_not_null() & pl.col("significant")).iter_rows(
-            named=True
-        ):
-            winner, loser = (
-                (row["system"], row["baseline"])
-                if row["diff"] > 0
-                else (row["baseline"], row["system"])
-            )
-            key = (*(row[name] for name in by), winner)
-            current = marks.setdefault(key, {}).get(row["metric"], "")
-            marks[key][row["metric"]] = "".join(sorted(current + letters[loser]))
+        for key, by_metric in _pair_marks(frame, by, letters).items():
+            marks.setdefault(key, {}).update(by_metric)
     else:
         # compare puts the baseline's own row first in every (group, metric)
         baseline_name = frame.get_column("system")[0] if frame.height else None
@@ -300,7 +308,10 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
     for key, values in cells.items():
         rows.append([*(str(part) for part in key), *(values.get(m, "-") for m in metrics)])
         row_marks.append([marks.get(key, {}).get(m, "") for m in metrics])
-    what = "Mean [interval] over users." if intervals else "Mean over users."
+    users = "users" if not same_n or own.is_empty() else f"{own.get_column('n')[0]} users"
+    what = f"Mean [interval] over {users}." if intervals else f"Mean over {users}."
+    if not same_n:
+        what += " n: the users of each cell."
     if pairs:
         named = ", ".join(f"{letters[name]} = {name}" for name in systems_in_order)
         legend = f"{what} Letters: significantly above that system (adjusted p < alpha); {named}."
@@ -311,3 +322,27 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
             "(adjusted p < alpha)."
         )
     return Report(header, rows, row_marks, legend, frame)
+
+
+def _pair_marks(
+    frame: pl.DataFrame, by: list[str], letters: dict[Any, str]
+) -> dict[tuple[Any, ...], dict[str, str]]:
+    """Every pair: per (group, system) and metric, the labels of the systems it beats."""
+    beaten: dict[tuple[Any, ...], dict[str, list[Any]]] = {}
+    significant = frame.filter(pl.col("baseline").is_not_null() & pl.col("significant"))
+    for row in significant.iter_rows(named=True):
+        winner, loser = (
+            (row["system"], row["baseline"])
+            if row["diff"] > 0
+            else (row["baseline"], row["system"])
+        )
+        key = (*(row[name] for name in by), winner)
+        beaten.setdefault(key, {}).setdefault(row["metric"], []).append(loser)
+    marks: dict[tuple[Any, ...], dict[str, str]] = {}
+    for key, by_metric in beaten.items():
+        for metric, losers in by_metric.items():
+            labels = [label for name, label in letters.items() if name in losers]
+            # one letter each: "ab"; past z (aa, ab, ...) they need a separator
+            separator = "" if all(len(label) == 1 for label in labels) else ","
+            marks.setdefault(key, {})[metric] = separator.join(labels)
+    return marks

@@ -29,16 +29,19 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_rankmetrics._measures.beyond_accuracy import MEASURES, USER_MEASURES
+from polars_rankmetrics._measures import all_measures, lookup
+from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.analysis.report import report
 from polars_rankmetrics.cli._common import (
     add_api_options,
     api_options,
     check_input,
+    check_output,
     read_frame,
     read_inputs,
     unify_ids,
+    write_frame,
 )
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
@@ -64,19 +67,27 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="RECS TRUTH (Parquet or CSV; RECS alone when every metric describes the lists, "
         "e.g. novelty@10), or with --trec: QRELS RUN [RUN ...]",
     )
-    command.add_argument("--trec", action="store_true", help="read a qrels file and TREC runs")
+    command.add_argument(
+        "--trec",
+        action="store_true",
+        help="read a qrels file and TREC runs, compared under trec_eval's conventions with "
+        "-c: a query a run skipped scores 0 there (every run is paired on every judged "
+        "query; --users-without-recs exclude pairs only the queries both runs answered)",
+    )
     command.add_argument(
         "--metrics", "-m", nargs="+", required=True, help="metric strings, e.g. map@10 ndcg@10"
     )
     command.add_argument("--system", default="model", help="system column (default: model)")
-    command.add_argument("--baseline", help="the system others are compared with (default: pairs)")
-    command.add_argument("--by", nargs="+", default=[], help="other grouping columns (folds)")
-    command.add_argument("--test", default="t", choices=["t", "randomization", "wilcoxon"])
     command.add_argument(
-        "--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"]
+        "--baseline",
+        help="the system others are compared with (default: every pair); read as a number "
+        "when the system column holds numbers",
     )
+    command.add_argument("--by", nargs="+", default=[], help="other grouping columns (folds)")
+    command.add_argument("--test", default="t", choices=list(_stats.TESTS))
+    command.add_argument("--correction", default="holm", choices=list(_stats.CORRECTIONS))
     command.add_argument("--ci", type=float, default=0.95, help="confidence level (0.95)")
-    command.add_argument("--ci-method", default="t", choices=["t", "bootstrap"])
+    command.add_argument("--ci-method", default="t", choices=list(_stats.CI_METHODS))
     command.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     command.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
     command.add_argument("--seed", type=int, default=0, help="random seed (0)")
@@ -101,6 +112,12 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="report format (markdown); csv and json print the comparison frame",
     )
     command.add_argument("--digits", type=int, default=3, help="decimals in the report (3)")
+    command.add_argument(
+        "--output",
+        metavar="PATH",
+        help="also write the comparison frame to PATH (.parquet, .csv, .tsv, .json, .ndjson); "
+        "never over an input file",
+    )
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command)
     return command
@@ -149,12 +166,13 @@ def _with_side_files(
 
 def _check_truthless(metrics: list[str]) -> None:
     """RECS alone: every metric must describe the lists themselves (no truth to compare)."""
-    wanting = [label for label in metrics if parse_metric(label).name not in MEASURES]
+    wanting = [label for label in metrics if lookup(parse_metric(label).name).lists is None]
     if wanting:
+        per_user = [m.name for m in all_measures() if m.lists and m.aggregation != "group"]
         raise ValueError(
             f"compare takes RECS TRUTH (two files): {wanting} compare the lists with a truth "
             f"file; RECS alone works only when every metric describes the lists "
-            f"({', '.join(USER_MEASURES)})"
+            f"({', '.join(per_user)})"
         )
 
 
@@ -171,9 +189,16 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         **api_options(args, CONVENTIONS),
     }
-    # TREC runs are compared under trec_eval's conventions unless told otherwise
+    # TREC runs are compared under trec_eval's conventions unless told otherwise, with -c:
+    # a paired test needs every run on every judged query (a skipped query scores 0)
     preset = cast(
         "Preset", options.pop("conventions", None) or ("trec" if args.trec else "default")
+    )
+    if args.trec:
+        options.setdefault("users_without_recs", "zero")
+    inputs = [path for path in (*args.files, args.interactions, args.items) if path is not None]
+    output = (
+        None if args.output is None else check_output(args.output, inputs=inputs, option="--output")
     )
     for path in (args.interactions, args.items):
         if path is not None:
@@ -198,11 +223,31 @@ def run(args: argparse.Namespace) -> int:
             check_input(path)
         truth_path = args.files[1] if len(args.files) == 2 else None
         recs, truth, interactions, items = read_inputs(args, "compare", args.files[0], truth_path)
+        options["baseline"] = _baseline(args.baseline, recs, args.system)
         result = compare(
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
             interactions=interactions, items=items, category=args.category,
         )  # fmt: skip
+    if output is not None:
+        write_frame(result, output, option="--output")
     print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
     return 0
+
+
+def _baseline(given: str | None, recs: pl.DataFrame, system: str) -> Any:
+    """``--baseline`` as a value of the system column: a number where it holds numbers."""
+    if given is None or system not in recs.columns:
+        return given
+    dtype = recs.schema[system]
+    if not dtype.is_numeric():
+        return given
+    try:
+        value: float = float(given)
+    except ValueError:
+        raise ValueError(
+            f"--baseline {given!r} is not a number, but system column {system!r} holds "
+            f"numbers ({dtype}): name one of {sorted(recs.get_column(system).unique())[:10]}"
+        ) from None
+    return int(value) if dtype.is_integer() and value.is_integer() else value

@@ -1,0 +1,148 @@
+"""The exposure statistics the :class:`OfGroup` measures read, and their per-group plan.
+
+x_i is the number of lists whose top k holds item i (each (user, item) is
+once in a list). From the x_i of a ``by`` group at one cutoff: the items
+shown, Σ x, Σ r x_(r) over the shown items sorted ascending, Σ x (x - 1) / 2
+(pairs of lists sharing an item: no pair of users is built), and from the
+lists' lengths U (users with an item within k) and the longest list. Every
+one of them adds up across Spark's buckets of users (each user is in one):
+a bucket emits x_i per item and U per group, Spark adds them (the longest
+list: the maximum), and :func:`values` finishes each measure from the totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_rankmetrics._measures.lists._hooks import (
+    Exposure,
+    ExposureStat,
+    Keys,
+    ListRequest,
+    OfGroup,
+)
+from polars_rankmetrics._measures.lists._shared import agg, attach
+from polars_rankmetrics._names import PREFIX
+
+__all__ = ["ANY_LIST", "CATALOG_N", "exposure", "per_group", "stat_column", "values"]
+
+ANY_LIST = f"{PREFIX}any_list"  # rows of exposure: 0 where a group has no list at all
+CATALOG_N = f"{PREFIX}catalog_n"
+
+StatName = ExposureStat | str  # "longest" besides the measures' statistics
+
+
+def stat_column(stat: StatName, k: int | None) -> str:
+    """The column of one statistic at cutoff ``k`` (``"longest"``: the longest list)."""
+    return f"{PREFIX}{stat}@{k}"
+
+
+def exposure(k: int | None, *, length: pl.Expr | None = None) -> Exposure:
+    """The statistics at cutoff ``k`` as the columns :func:`stat_column` names.
+
+    ``length``: the list length personalization compares (default: k, or the
+    longest list without a cutoff; a curve gives its k).
+    """
+    if length is None:
+        length = pl.col(stat_column("longest", k)) if k is None else pl.lit(float(k))
+    return Exposure(
+        shown=pl.col(stat_column("shown", k)),
+        total=pl.col(stat_column("total", k)),
+        ranked=pl.col(stat_column("ranked", k)),
+        pairs=pl.col(stat_column("pairs", k)),
+        users=pl.col(stat_column("users", k)),
+        length=length,
+        catalog=pl.col(CATALOG_N),
+    )
+
+
+def values(requests: Sequence[tuple[ListRequest, OfGroup]]) -> list[pl.Expr]:
+    """Each measure's value from the statistics' columns (null where a group has no list)."""
+    return [
+        pl.when(pl.col(ANY_LIST) > 0)
+        .then(hook.value(exposure(request.k)))
+        .cast(pl.Float64)
+        .alias(request.label)
+        for request, hook in requests
+    ]
+
+
+def reads(requests: Sequence[tuple[ListRequest, OfGroup]]) -> dict[int | None, set[ExposureStat]]:
+    """Per cutoff, the statistics the requests read."""
+    wanted: dict[int | None, set[ExposureStat]] = {}
+    for request, hook in requests:
+        wanted.setdefault(request.k, set()).update(hook.reads)
+    return wanted
+
+
+def _item_stats(x: pl.Expr, k: int | None, stats: set[ExposureStat]) -> list[pl.Expr]:
+    shown = x.filter(x > 0)
+    exprs: dict[ExposureStat, pl.Expr] = {
+        "shown": shown.len().cast(pl.Float64),
+        "total": shown.sum().cast(pl.Float64),
+        # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
+        "ranked": (shown.sort().cum_count() * shown.sort()).sum().cast(pl.Float64),
+        "pairs": (x * (x - 1)).sum().cast(pl.Float64) / 2.0,
+    }
+    return [exprs[stat].alias(stat_column(stat, k)) for stat in exprs if stat in stats]
+
+
+def per_group(
+    lists: pl.LazyFrame,
+    requests: Sequence[tuple[ListRequest, OfGroup]],
+    keys: Keys,
+    *,
+    items: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """One row per ``by`` group (one row without ``by``), a Float64 column per request."""
+    by = list(keys.by)
+    wanted = reads(requests)
+    exposure_names = {k: f"{PREFIX}x@{k}" for k in wanted}
+    # x_i per group and cutoff: each (user, item) appears once in a list
+    exposures = lists.group_by([*by, keys.item]).agg(
+        (pl.len() if k is None else (pl.col(keys.rank) <= k).sum()).cast(pl.Int64).alias(name)
+        for k, name in exposure_names.items()
+    )
+    columns = [
+        expr
+        for k, stats in wanted.items()
+        for expr in _item_stats(pl.col(exposure_names[k]), k, stats)
+    ]
+    # no list at all (possible only without by): no group of lists to describe
+    columns.append(pl.len().alias(ANY_LIST))
+    groups = agg(exposures, by, columns)
+    counted = [k for k, stats in wanted.items() if "users" in stats]
+    if counted:
+        lengths = lists.group_by(keys.list_keys).agg(
+            (pl.len() if k is None else (pl.col(keys.rank) <= k).sum())
+            .cast(pl.Int64)
+            .alias(f"{PREFIX}ku@{k}")
+            for k in counted
+        )
+        users = agg(
+            lengths,
+            by,
+            [
+                expr
+                for k in counted
+                for expr in (
+                    (pl.col(f"{PREFIX}ku@{k}") > 0)
+                    .sum()
+                    .cast(pl.Float64)
+                    .alias(stat_column("users", k)),
+                    pl.col(f"{PREFIX}ku@{k}")
+                    .max()
+                    .cast(pl.Float64)
+                    .alias(stat_column("longest", k)),
+                )
+            ],
+        )
+        groups = attach(groups, users, by)
+    if items is not None:
+        catalog = items.select(pl.len().cast(pl.Float64).alias(CATALOG_N))
+    else:
+        catalog = pl.LazyFrame({CATALOG_N: [None]}, schema={CATALOG_N: pl.Float64})
+    groups = attach(groups, catalog, [])
+    return groups.select(*by, *values(requests))

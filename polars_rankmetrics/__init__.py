@@ -11,7 +11,17 @@ from polars_rankmetrics import (
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
 from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, check_overlap
-from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
+from polars_rankmetrics.analysis import (
+    FriedmanResult,
+    anova,
+    compare,
+    compare_per_user,
+    curves,
+    friedman,
+    plot_critical_difference,
+    report,
+    users_needed,
+)
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
 from polars_rankmetrics.evaluate import (
@@ -45,12 +55,14 @@ __version__ = "0.1.0"
 __all__ = [
     "AggregationPart",
     "Conventions",
+    "FriedmanResult",
     "IdOverlap",
     "IdOverlapWarning",
     "MetricSpec",
     "__version__",
     "aggregate",
     "aggregation_parts",
+    "anova",
     "average_precision",
     "check_overlap",
     "compare",
@@ -60,12 +72,14 @@ __all__ = [
     "evaluate",
     "f1",
     "first_relevant_rank",
+    "friedman",
     "hit_rate",
     "list_metrics",
     "ndcg",
     "parse_metric",
     "parse_metrics",
     "per_user_parts",
+    "plot_critical_difference",
     "positions",
     "precision",
     "r_precision",
@@ -76,6 +90,7 @@ __all__ = [
     "report",
     "sample",
     "sample_data",
+    "users_needed",
 ]
 
 del _namespace, _pandas_hook

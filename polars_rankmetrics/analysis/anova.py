@@ -74,13 +74,13 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_rankmetrics.analysis import anova
+    >>> import polars_rankmetrics as prm
     >>> scores = pl.DataFrame({
     ...     "model": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
     ...     "user": [1, 2, 3, 4] * 3,
     ...     "ap": [0.2, 0.4, 0.1, 0.5, 0.3, 0.6, 0.1, 0.8, 0.2, 0.5, 0.3, 0.6],
     ... })
-    >>> anova(scores, "ap").with_columns(pl.col(pl.Float64).round(6))
+    >>> prm.anova(scores, "ap").with_columns(pl.col(pl.Float64).round(6))
     shape: (3, 7)
     ┌──────────┬─────┬──────────┬──────────┬────────┬──────────┬──────────┐
     │ source   ┆ df  ┆ sum_sq   ┆ mean_sq  ┆ F      ┆ p_value  ┆ omega_sq │

@@ -75,13 +75,13 @@ def plot_critical_difference(
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_rankmetrics.analysis import friedman, plot_critical_difference
+    >>> import polars_rankmetrics as prm
     >>> means = pl.DataFrame({
     ...     "dataset": ["ml1m"] * 3 + ["lastfm"] * 3 + ["amazon"] * 3 + ["yelp"] * 3,
     ...     "model": ["bpr", "ease", "pop"] * 4,
     ...     "ndcg": [0.30, 0.35, 0.10, 0.20, 0.25, 0.05, 0.15, 0.12, 0.02, 0.40, 0.42, 0.20],
     ... })
-    >>> chart = plot_critical_difference(friedman(means, "ndcg"))
+    >>> chart = prm.plot_critical_difference(prm.friedman(means, "ndcg"))
     >>> type(chart).__name__
     'LayerChart'
     """

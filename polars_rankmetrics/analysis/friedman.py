@@ -109,13 +109,13 @@ def friedman(
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_rankmetrics.analysis import friedman
+    >>> import polars_rankmetrics as prm
     >>> means = pl.DataFrame({
     ...     "dataset": ["ml1m"] * 3 + ["lastfm"] * 3 + ["amazon"] * 3 + ["yelp"] * 3,
     ...     "model": ["bpr", "ease", "pop"] * 4,
     ...     "ndcg": [0.30, 0.35, 0.10, 0.20, 0.25, 0.05, 0.15, 0.12, 0.02, 0.40, 0.42, 0.20],
     ... })
-    >>> result = friedman(means, "ndcg")
+    >>> result = prm.friedman(means, "ndcg")
     >>> round(result.statistic, 4), round(result.p_value, 4)
     (6.5, 0.0388)
     >>> result.mean_ranks

@@ -103,13 +103,13 @@ def users_needed(
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_rankmetrics.analysis import users_needed
+    >>> import polars_rankmetrics as prm
     >>> scores = pl.DataFrame({
     ...     "model": ["bm25"] * 4 + ["neural"] * 4,
     ...     "user": [1, 2, 3, 4] * 2,
     ...     "ap": [0.2, 0.4, 0.1, 0.5, 0.3, 0.6, 0.1, 0.8],
     ... })
-    >>> users_needed(scores, "ap", baseline="bm25", effect=0.05)
+    >>> prm.users_needed(scores, "ap", baseline="bm25", effect=0.05)
     shape: (1, 5)
     ┌────────┬────────┬──────────┬──────────┬──────────────┐
     │ system ┆ metric ┆ n_paired ┆ sd_diff  ┆ users_needed │

@@ -18,7 +18,17 @@ from polars_rankmetrics._pipeline.options import (
 )
 from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, check_overlap
 from polars_rankmetrics._version import package_version as _package_version
-from polars_rankmetrics.analysis import compare, compare_per_user, curves, report
+from polars_rankmetrics.analysis import (
+    FriedmanResult,
+    anova,
+    compare,
+    compare_per_user,
+    curves,
+    friedman,
+    plot_critical_difference,
+    report,
+    users_needed,
+)
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
 from polars_rankmetrics.evaluate import (
@@ -54,6 +64,7 @@ __all__ = [
     "ConventionOptions",
     "Conventions",
     "EvaluateOptions",
+    "FriedmanResult",
     "IdOverlap",
     "IdOverlapWarning",
     "ListInputs",
@@ -62,6 +73,7 @@ __all__ = [
     "__version__",
     "aggregate",
     "aggregation_parts",
+    "anova",
     "average_precision",
     "check_overlap",
     "compare",
@@ -71,12 +83,14 @@ __all__ = [
     "evaluate",
     "f1",
     "first_relevant_rank",
+    "friedman",
     "hit_rate",
     "list_metrics",
     "ndcg",
     "parse_metric",
     "parse_metrics",
     "per_user_parts",
+    "plot_critical_difference",
     "positions",
     "precision",
     "r_precision",
@@ -87,6 +101,7 @@ __all__ = [
     "report",
     "sample",
     "sample_data",
+    "users_needed",
 ]
 
 del _namespace, _package_version, _pandas_hook

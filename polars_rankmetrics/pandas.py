@@ -422,12 +422,15 @@ class _FrameRank:
         alpha: float = 0.05,
         n_resamples: int = 10_000,
         seed: int | None = 0,
+        hypothesis: _stats.Hypothesis = "difference",
+        margin: float | None = None,
+        tolerance: float = 0.0,
         **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:
         return _compare(
             self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
             ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, **options,
+            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance, **options,
         )  # fmt: skip
 
     def curves(

@@ -7,8 +7,23 @@ Everything here reads per-user scores (those of
 evaluation plan; nothing changes how a metric is computed.
 """
 
+from polars_rankmetrics.analysis.anova import anova
+from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
+from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.report import Report, report
 
-__all__ = ["Report", "compare", "compare_per_user", "curves", "report"]
+__all__ = [
+    "FriedmanResult",
+    "Report",
+    "anova",
+    "compare",
+    "compare_per_user",
+    "curves",
+    "friedman",
+    "plot_critical_difference",
+    "report",
+    "users_needed",
+]

@@ -14,6 +14,11 @@ Conventions (``shared/METRICS.md``, "Comparing systems"):
   with |mean(d*)| >= |mean(d)|;
 - Wilcoxon signed-rank: ``scipy.stats.wilcoxon`` with its defaults (zero
   differences dropped);
+- exactness: per-user differences are compared on a decimal grid of 12
+  significant digits of the largest magnitude of the values they come from
+  (:func:`on_grid`) before any test, ranking, zero-variance check or W/T/L
+  count, so that differences equal on paper (0.3 - 0.1 and 0.2 - 0.0) are
+  equal;
 - a difference that is the same for every user (zero variance): p = 1 when it
   is 0 (identical systems); otherwise the t-test gives p = 0 (scipy's
   t = +-inf, without its warning) while Wilcoxon and randomization keep their
@@ -37,23 +42,33 @@ from scipy import stats
 __all__ = [
     "CI_METHODS",
     "CORRECTIONS",
+    "HYPOTHESES",
+    "SIGNIFICANT_DIGITS",
     "TESTS",
     "CiMethod",
     "Correction",
+    "Hypothesis",
     "Summary",
     "Test",
     "adjust",
     "bootstrap_interval",
+    "constant",
+    "decision_p_value",
+    "on_grid",
     "paired_p_value",
     "randomization_p_values",
     "summarize",
     "t_interval",
+    "tukey_hsd_p_values",
+    "wins_ties_losses",
 ]
 
-Test = Literal["t", "randomization", "wilcoxon"]
+Test = Literal["t", "randomization", "wilcoxon", "tukey_hsd"]
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 CiMethod = Literal["t", "bootstrap"]
-TESTS: tuple[Test, ...] = ("t", "randomization", "wilcoxon")
+Hypothesis = Literal["difference", "superiority", "noninferiority", "equivalence"]
+TESTS: tuple[Test, ...] = ("t", "randomization", "wilcoxon", "tukey_hsd")
+HYPOTHESES: tuple[Hypothesis, ...] = ("difference", "superiority", "noninferiority", "equivalence")
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
 CI_METHODS: tuple[CiMethod, ...] = ("t", "bootstrap")
 
@@ -61,6 +76,46 @@ FloatArray = npt.NDArray[np.float64]
 
 # Cells of one random sign matrix (resamples x users): 2**22 float64 = 32 MiB.
 _SIGN_CELLS = 1 << 22
+
+SIGNIFICANT_DIGITS = 12
+"""Per-user differences are compared to this many significant digits of their scale."""
+
+# sums of integers held in float64 are exact below 2**53
+_EXACT_INTEGERS = 2.0**53
+
+
+def _grid_factor(scale: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """10^(digits - 1 - floor(log10(scale))): one grid step is 1 / factor."""
+    return 10.0 ** (digits - 1 - math.floor(math.log10(scale)))
+
+
+def on_grid(values: FloatArray, scale: float) -> FloatArray:
+    """``values`` rounded to ``SIGNIFICANT_DIGITS`` (12) significant digits of ``scale``.
+
+    The grid step is 10^(floor(log10(scale)) - 11): ``scale`` is the largest
+    magnitude of the per-user values the differences come from, so 0.3 - 0.1
+    (0.19999999999999998 in floats) and 0.2 - 0.0 both become 0.2, and
+    0.3 - (0.1 + 0.2) becomes 0. Each value is the float nearest to its grid
+    point (an integer divided or multiplied by a power of ten, both exact), so
+    values equal on the grid are equal floats. Per-user metrics are rationals
+    with small denominators: two that differ do so far above 1e-11 of their
+    scale. ``scale`` 0 (every value 0) leaves ``values`` as they are.
+    """
+    if values.size == 0 or not scale > 0 or not math.isfinite(scale):
+        return values
+    factor = _grid_factor(scale)
+    if factor >= 1:
+        snapped = np.round(values * factor) / factor
+    else:
+        snapped = np.round(values / (1 / factor)) * (1 / factor)
+    return snapped + 0.0  # -0.0 -> 0.0
+
+
+def wins_ties_losses(d: FloatArray, tolerance: float) -> tuple[int, int, int]:
+    """Counts of d_u > tolerance, |d_u| <= tolerance and d_u < -tolerance (d on the grid)."""
+    wins = int(np.count_nonzero(d > tolerance))
+    losses = int(np.count_nonzero(d < -tolerance))
+    return wins, int(d.size) - wins - losses, losses
 
 
 @dataclass(frozen=True)
@@ -73,7 +128,7 @@ class Summary:
     high: float | None
 
 
-def _constant(x: FloatArray) -> bool:
+def constant(x: FloatArray) -> bool:
     """Every value equal: exact test (a computed variance may be 1e-33, not 0)."""
     return bool(x.size == 0 or np.all(x == x[0]))
 
@@ -95,7 +150,7 @@ def t_interval(x: FloatArray, ci: float) -> tuple[float | None, float | None]:
     if n < 2:
         return None, None
     mean = float(x.mean())
-    if _constant(x):
+    if constant(x):
         return mean, mean
     # the arithmetic of scipy's t.interval (loc + ppf(q) * scale), without its support
     # bounds, which warn on a tiny scale
@@ -153,10 +208,55 @@ def effect_size(d: FloatArray) -> float | None:
     The sd is 0 also for values that differ but whose squared deviations
     underflow (e.g. d = [3e-252, 0]): d_z is then infinite, reported as None.
     """
-    if d.size < 2 or _constant(d):
+    if d.size < 2 or constant(d):
         return None
     sd = _sd(d)
     return None if sd == 0.0 else float(d.mean()) / sd
+
+
+def decision_p_value(d: FloatArray, hypothesis: Hypothesis, margin: float) -> float | None:
+    """p-value of the paired t-test of ``hypothesis`` on d (df n - 1), margin m >= 0.
+
+    * ``"difference"``: H0 mean(d) = 0, two-sided (:func:`paired_p_value`);
+    * ``"superiority"``: H0 mean(d) <= 0, p = P(T >= mean(d) / se);
+    * ``"noninferiority"``: H0 mean(d) <= -m, p = P(T >= (mean(d) + m) / se);
+    * ``"equivalence"``: TOST (Schuirmann 1987), H0 mean(d) <= -m or
+      mean(d) >= m, p = max(P(T >= (mean(d) + m) / se), P(T <= (mean(d) - m) / se)),
+
+    se = sd(d) / sqrt(n), as ``scipy.stats.ttest_rel(alternative="greater")``
+    and ``statsmodels.stats.weightstats.ttost_paired``. Zero variance (d the
+    same for every user, on the grid): t = +-inf by the sign of its numerator,
+    and a numerator of 0 gives p = 1 (the boundary of H0 is not rejected).
+    None for fewer than 2 pairs.
+    """
+    if hypothesis == "difference":
+        return paired_p_value(d, "t")
+    n = d.size
+    if n < 2:
+        return None
+    mean = float(d.mean())
+    sd = 0.0 if constant(d) else _sd(d)
+    se = sd / math.sqrt(n)
+
+    def above(shift: float) -> float:
+        # P(T >= (mean + shift) / se): H0 mean(d) <= -shift
+        numerator = mean + shift
+        if se == 0.0:
+            return 0.0 if numerator > 0 else 1.0
+        return float(stats.t.sf(numerator / se, n - 1))
+
+    def below(shift: float) -> float:
+        # P(T <= (mean - shift) / se): H0 mean(d) >= shift
+        numerator = mean - shift
+        if se == 0.0:
+            return 0.0 if numerator < 0 else 1.0
+        return float(stats.t.cdf(numerator / se, n - 1))
+
+    if hypothesis == "superiority":
+        return above(0.0)
+    if hypothesis == "noninferiority":
+        return above(margin)
+    return max(above(margin), below(margin))
 
 
 def paired_p_value(d: FloatArray, test: Literal["t", "wilcoxon"]) -> float | None:
@@ -170,7 +270,7 @@ def paired_p_value(d: FloatArray, test: Literal["t", "wilcoxon"]) -> float | Non
     n = d.size
     if n < 2:
         return None
-    if _constant(d) and (d[0] == 0 or test == "t"):
+    if constant(d) and (d[0] == 0 or test == "t"):
         return 1.0 if d[0] == 0 else 0.0
     if test == "t":
         sd = _sd(d)
@@ -258,3 +358,59 @@ def adjust(p_values: Sequence[float | None], method: Correction) -> list[float |
     for index, value in zip(present, result, strict=True):
         adjusted[index] = float(value)
     return adjusted
+
+
+def _integer_units(matrix: FloatArray) -> FloatArray:
+    """``matrix`` on the grid of :func:`on_grid`, in grid steps (whole numbers as float64).
+
+    The digits drop below 12 when needed so that any column sum stays below
+    2^53, where float64 sums of whole numbers are exact: sums of permuted
+    columns then compare exactly, whatever the order of their terms.
+    """
+    scale = float(np.abs(matrix).max()) if matrix.size else 0.0
+    if not scale > 0:
+        return np.zeros_like(matrix)
+    digits = SIGNIFICANT_DIGITS
+    while True:
+        units = np.round(matrix * _grid_factor(scale, digits))
+        if digits == 1 or float(np.abs(units).max()) * matrix.shape[0] < _EXACT_INTEGERS:
+            return units
+        digits -= 1
+
+
+def tukey_hsd_p_values(
+    matrix: FloatArray,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> list[float]:
+    """Randomized Tukey HSD p-values (Carterette 2012; Sakai 2014) of the pairs of columns.
+
+    ``matrix`` is users x systems with a value in every cell. Each replicate
+    permutes the system labels within every user (each row independently)
+    and records the largest absolute difference between two systems' means,
+    which is the range of the means. Per pair, p = (b + 1) / (B + 1), b the
+    number of replicates whose range is >= the pair's observed absolute
+    difference. The maximum over every pair makes p family-adjusted.
+
+    Values are compared on the grid of :func:`on_grid` as whole numbers of
+    grid steps, so a replicate equal to the observed data ties it exactly.
+    Replicates are drawn in batches of at most 2^22 cells (users x systems x
+    replicates), so memory stays bounded whatever ``n_resamples``.
+    """
+    n_users, n_systems = matrix.shape
+    units = _integer_units(matrix)
+    sums = units.sum(axis=0)
+    observed = np.array([abs(sums[i] - sums[j]) for i, j in pairs], dtype=np.float64)
+    ranges = np.empty(n_resamples)
+    batch = max(1, _SIGN_CELLS // max(n_users * n_systems, 1))
+    for start in range(0, n_resamples, batch):
+        rows = min(batch, n_resamples - start)
+        shuffled = rng.permuted(np.broadcast_to(units, (rows, n_users, n_systems)), axis=2)
+        replicate = shuffled.sum(axis=1)
+        ranges[start : start + rows] = replicate.max(axis=1) - replicate.min(axis=1)
+    ranges.sort()
+    # b = number of ranges >= observed: everything from the first such one on
+    exceed = n_resamples - np.searchsorted(ranges, observed, side="left")
+    return [float((b + 1) / (n_resamples + 1)) for b in exceed]

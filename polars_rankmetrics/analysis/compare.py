@@ -24,7 +24,7 @@ from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics.analysis import _stats
-from polars_rankmetrics.analysis._stats import CiMethod, Correction, Test
+from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric, parse_metrics
 
@@ -49,9 +49,13 @@ RESULT_COLUMNS = (
     "p_value",
     "p_adjusted",
     "significant",
+    "wins",
+    "ties",
+    "losses",
 )
 _RESERVED = {*RESULT_COLUMNS, "baseline"}
 _FLOATS = ("mean", "ci_low", "ci_high", "diff", "diff_ci_low", "diff_ci_high", "effect_size")
+_COUNTS = ("wins", "ties", "losses")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,17 @@ class _Options:
     alpha: float
     n_resamples: int
     seed: int | None
+    hypothesis: Hypothesis = "difference"
+    margin: float = 0.0
+    tolerance: float = 0.0
+
+
+def _check_number(value: object, name: str, example: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, e.g. {example}, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, e.g. {example}, got {value}")
+    return float(value)
 
 
 def _check_options(
@@ -74,11 +89,15 @@ def _check_options(
     alpha: object,
     n_resamples: object,
     seed: object,
+    hypothesis: object = "difference",
+    margin: object = None,
+    tolerance: object = 0.0,
 ) -> _Options:
     for value, allowed, name in (
         (test, _stats.TESTS, "test"),
         (ci_method, _stats.CI_METHODS, "ci_method"),
         (correction, _stats.CORRECTIONS, "correction"),
+        (hypothesis, _stats.HYPOTHESES, "hypothesis"),
     ):
         if value not in allowed:
             raise ValueError(f"unknown {name} {value!r}: use one of {list(allowed)}")
@@ -93,6 +112,24 @@ def _check_options(
         raise ValueError(f"n_resamples must be at least 1 (e.g. 10_000), got {n_resamples}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise TypeError(f"seed must be an integer or None, got {seed!r}")
+    needs_margin = hypothesis in ("noninferiority", "equivalence")
+    if needs_margin and margin is None:
+        raise ValueError(
+            f"hypothesis={hypothesis!r} needs margin=, the largest loss (in the metric's units) "
+            "that still counts as no worse, e.g. margin=0.005"
+        )
+    if not needs_margin and margin is not None:
+        raise ValueError(
+            f"margin={margin!r} applies only to hypothesis='noninferiority' or 'equivalence', "
+            f"not {hypothesis!r}"
+        )
+    checked_margin = 0.0 if margin is None else _check_number(margin, "margin", "0.005")
+    if needs_margin and checked_margin == 0:
+        raise ValueError(f"margin must be above 0 for hypothesis={hypothesis!r}, e.g. 0.005")
+    if hypothesis != "difference" and test != "t":
+        raise ValueError(
+            f"hypothesis={hypothesis!r} is decided by the paired t-test: use test='t', not {test!r}"
+        )
     return _Options(
         cast("Test", test),
         float(cast("float", ci)),
@@ -101,6 +138,9 @@ def _check_options(
         float(cast("float", alpha)),
         n_resamples,
         seed,
+        cast("Hypothesis", hypothesis),
+        checked_margin,
+        _check_number(tolerance, "tolerance", "0.001"),
     )
 
 
@@ -129,6 +169,9 @@ def compare_per_user(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    hypothesis: Hypothesis = "difference",
+    margin: float | None = None,
+    tolerance: float = 0.0,
 ) -> FrameT:
     """Compare systems from per-user scores: means, intervals, paired tests.
 
@@ -151,12 +194,21 @@ def compare_per_user(
         family of comparisons.
     baseline
         The system every other one is compared with. ``None``: every pair of
-        systems (see Returns).
+        systems (see Returns). A list of systems: each of them against every
+        other system (a pair of listed baselines once, against the one listed
+        first), all in one family of comparisons per metric and group.
     test
         ``"t"`` (paired t-test, as ``scipy.stats.ttest_rel``),
         ``"randomization"`` (paired sign flip, ``n_resamples`` resamples,
-        p = (b + 1) / (B + 1)) or ``"wilcoxon"`` (``scipy.stats.wilcoxon``,
-        zero differences dropped). All two-sided.
+        p = (b + 1) / (B + 1)), ``"wilcoxon"`` (``scipy.stats.wilcoxon``,
+        zero differences dropped) or ``"tukey_hsd"`` (randomized Tukey HSD,
+        Carterette 2012: within each user the system labels are permuted,
+        ``n_resamples`` replicates; per pair p = (b + 1) / (B + 1), b counting
+        replicates whose largest |difference of two systems' means| is >= the
+        pair's observed |difference|). All two-sided. ``"tukey_hsd"`` is
+        family-adjusted by construction: ``p_value`` and ``p_adjusted`` are
+        the same number and ``correction`` is not applied; it uses the users
+        with a value for every system of the group (see Notes).
     ci
         Confidence level of every interval, in (0, 1).
     ci_method
@@ -171,8 +223,25 @@ def compare_per_user(
     n_resamples
         Resamples of the randomization test and of the bootstrap.
     seed
-        Seed of numpy's random generator (randomization, bootstrap): the same
-        seed gives the same numbers. ``None``: fresh randomness.
+        Seed of numpy's random generator (randomization, Tukey HSD,
+        bootstrap): the same seed gives the same numbers. ``None``: fresh
+        randomness.
+    hypothesis
+        The decision the paired t-test makes on d = system - baseline (df
+        n - 1): ``"difference"`` (default, H0 mean(d) = 0, two-sided);
+        ``"superiority"`` (H0 mean(d) <= 0, one-sided);
+        ``"noninferiority"`` (H0 mean(d) <= -margin, one-sided p of
+        t = (mean(d) + margin) / (sd(d) / sqrt(n))); ``"equivalence"``
+        (TOST, Schuirmann 1987: p = max of the one-sided p-values against
+        -margin and +margin). ``significant`` then means H0 is rejected (the
+        system is shown superior, non-inferior or equivalent). Only with
+        ``test="t"``.
+    margin
+        The margin m > 0 of ``"noninferiority"`` and ``"equivalence"``, in the
+        metric's units (e.g. 0.005 of nDCG); refused with the other hypotheses.
+    tolerance
+        ``wins``, ``ties``, ``losses`` count users with d_u > tolerance,
+        |d_u| <= tolerance and d_u < -tolerance (default 0: exact ties).
 
     Returns
     -------
@@ -200,6 +269,8 @@ def compare_per_user(
     ``p_value``             Float64   two-sided p-value of ``test``
     ``p_adjusted``          Float64   after ``correction`` within the family
     ``significant``         Boolean   ``p_adjusted < alpha``
+    ``wins/ties/losses``    Int64     paired users with d_u > tolerance,
+                                      |d_u| <= tolerance, d_u < -tolerance
     ======================= ========= ==========================================
 
     With a ``baseline``, its rows come first in each (group, metric) (``n_paired``,
@@ -207,8 +278,10 @@ def compare_per_user(
     states the system's own mean and the difference on the paired users. With
     ``baseline=None``, each system first gets its own row (``baseline`` null,
     its own users), then each unordered pair one row, ``system`` before
-    ``baseline`` in sorted order, ``diff = system - baseline``. Rows are
-    ordered by group, then metric (as requested), then system.
+    ``baseline`` in sorted order, ``diff = system - baseline``. With a list
+    of baselines the ``baseline`` column is there too: each listed baseline's
+    own row, then one row per comparison (``system`` against ``baseline``).
+    Rows are ordered by group, then metric (as requested), then system.
 
     Notes
     -----
@@ -220,7 +293,24 @@ def compare_per_user(
     conventions every truth user counts for every system, so ``n`` and
     ``n_paired`` agree; they differ for a measure that leaves users out
     (``mean_rank`` without a relevant hit, the measures of the lists) or with
-    ``users_without_recs="exclude"``.
+    ``users_without_recs="exclude"``. ``test="tukey_hsd"`` tests every
+    system of the group at once, so it (and ``n_paired``, ``diff`` and its
+    interval on its rows) uses the users with a value for every system of the
+    group.
+
+    Exactness: per-user values are rationals with small denominators, so
+    differences equal on paper must compare equal, yet 0.3 - 0.1 and 0.2 - 0.0
+    differ in the last bit of a float. Each d_u is therefore also rounded to
+    12 significant digits of the comparison's scale (the largest |value| of
+    the two systems on the paired users: a grid step of 1e-11 for metrics
+    whose largest value is in [1, 10), 1e-12 for [0.1, 1)), and that grid
+    decides every equality: Wilcoxon's ranks and dropped zeros, the
+    randomization test, the zero-variance rule and the W/T/L counts; Tukey
+    HSD compares its permuted sums on the grid as whole numbers (fewer digits
+    when the users are so many that a sum would pass 2^53). When the grid
+    finds d the same for every user, ``diff`` is that grid value and the
+    zero-variance rule applies; otherwise ``diff``, its interval, the effect
+    size and the t-test read d as computed (as ``scipy.stats.ttest_rel``).
 
     Edge cases, never a silent NaN:
 
@@ -233,7 +323,9 @@ def compare_per_user(
       gives p = 0 with the t-test (scipy: t = +-inf and a warning), and
       scipy's Wilcoxon value: every sign the same, p = 2 / 2^n for n <= 13
       (its exact permutation test), its normal approximation above
-      (randomization: about 2 / 2^n).
+      (randomization: about 2 / 2^n). With a one-sided ``hypothesis`` the
+      t statistic is +-inf by the sign of mean(d) + margin (p = 0 or 1) and
+      p = 1 when that is 0.
     * Randomization counts resample sums within 1e-9 * sum(|d|) of the
       observed one as ties (rounding), so exact ties of binary metrics count.
 
@@ -267,7 +359,8 @@ def compare_per_user(
     """
     options = _check_options(
         test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
-        n_resamples=n_resamples, seed=seed,
+        n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
+        tolerance=tolerance,
     )  # fmt: skip
     if _is_pandas(scores):
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
@@ -308,6 +401,9 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    hypothesis: Hypothesis = "difference",
+    margin: float | None = None,
+    tolerance: float = 0.0,
     **options: Unpack[EvaluateOptions],
 ) -> FrameT:
     """Evaluate several systems and compare them: means, intervals, paired tests.
@@ -390,7 +486,8 @@ def compare(
     """
     statistics = _check_options(
         test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
-        n_resamples=n_resamples, seed=seed,
+        n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
+        tolerance=tolerance,
     )  # fmt: skip
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
@@ -534,17 +631,30 @@ def _compare_frame(
         raise ValueError(
             f"compare needs at least two systems in column {system!r}, found {systems}"
         )
-    if baseline is not None and baseline not in systems:
-        raise ValueError(
-            f"baseline {baseline!r} is not one of the systems in column {system!r}: {systems}"
-        )
-    pairs = baseline is None
-    if pairs:
+    several = isinstance(baseline, (list, tuple))
+    baselines = list(baseline) if several else [] if baseline is None else [baseline]
+    if several and not baselines:
+        raise ValueError("baseline is an empty list: name at least one system, or pass None")
+    for name in baselines:
+        if name not in systems:
+            raise ValueError(
+                f"baseline {name!r} is not one of the systems in column {system!r}: {systems}"
+            )
+    if len(set(baselines)) < len(baselines):
+        raise ValueError(f"baseline {baselines} names a system twice")
+    pairs = baseline is None or several
+    if baseline is None:
         comparisons = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
         own = list(systems)
     else:
-        comparisons = [(name, baseline) for name in systems if name != baseline]
-        own = [baseline]
+        # each listed baseline against every other system, a pair of baselines once
+        comparisons = [
+            (name, base)
+            for position, base in enumerate(baselines)
+            for name in systems
+            if name != base and name not in baselines[:position]
+        ]
+        own = baselines
     index = {name: position for position, name in enumerate(systems)}
     coded = frame.with_columns(
         pl.col(system).replace_strict(index, return_dtype=pl.Int64).alias("__system"),
@@ -590,6 +700,7 @@ def _compare_frame(
     for name in RESULT_COLUMNS[RESULT_COLUMNS.index("mean") : RESULT_COLUMNS.index("p_value")]:
         schema[name] = pl.Float64 if name in _FLOATS else pl.Int64
     schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
+    schema.update(dict.fromkeys(_COUNTS, pl.Int64))
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -611,9 +722,7 @@ def _group_rows(
     user_index = group.get_column(user).rank("dense").cast(pl.Int64).to_numpy() - 1
     system_index = group.get_column("__system").to_numpy()
     n_users = int(user_index.max()) + 1 if user_index.size else 0
-    per_metric: list[
-        tuple[list[dict[str, Any]], list[dict[str, Any]], list[_stats.FloatArray]]
-    ] = []
+    per_metric: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
     differences: list[_stats.FloatArray] = []
     counts: list[int] = []
     for metric in metrics:
@@ -627,39 +736,90 @@ def _group_rows(
                 matrix, index[name], metric, means=means, options=options, rng=rng
             )
             own_rows.append(_row(keys, name, None, metric, summary, pairs=pairs))
+        present = ~np.all(np.isnan(matrix), axis=0)
+        # Tukey HSD: the users with a value for every system of the group (one family)
+        complete = ~np.any(np.isnan(matrix[:, present]), axis=1)
         comparison_rows = []
-        diffs = []
         for name, other in comparisons:
             a, b = matrix[:, index[name]], matrix[:, index[other]]
             paired = ~np.isnan(a) & ~np.isnan(b)
-            d = a[paired] - b[paired]
+            if options.test == "tukey_hsd":
+                paired &= complete
+            raw = a[paired] - b[paired]
+            scale = float(np.abs(np.concatenate([a[paired], b[paired]])).max(initial=0.0))
+            # differences equal on paper must be equal: compare them on the decimal grid
+            d = _stats.on_grid(raw, scale)
             # the system's own mean (evaluate's number); the difference is over the pairs
             summary = _own_summary(
                 matrix, index[name], metric, means=means, options=options, rng=rng
             )
             row = _row(keys, name, other, metric, summary, pairs=pairs)
-            row.update(_difference(d, options, rng))
+            row.update(_difference(raw, d, options, rng))
             comparison_rows.append(row)
-            diffs.append(np.where(paired, a - b, 0.0))
+            full = np.zeros(n_users)
+            full[paired] = d
+            differences.append(full)
             counts.append(int(d.size))
-        differences.extend(diffs)
-        per_metric.append((own_rows, comparison_rows, diffs))
+        if options.test == "tukey_hsd":
+            _tukey_hsd(
+                comparison_rows, matrix[complete], comparisons=comparisons, index=index,
+                options=options, rng=rng,
+            )  # fmt: skip
+        per_metric.append((own_rows, comparison_rows))
     if options.test == "randomization" and differences:
         p_values = _stats.randomization_p_values(
             np.column_stack(differences), counts, n_resamples=options.n_resamples, rng=rng
         )
-        flat = [row for _, comparison_rows, _ in per_metric for row in comparison_rows]
+        flat = [row for _, comparison_rows in per_metric for row in comparison_rows]
         for row, p in zip(flat, p_values, strict=True):
             row["p_value"] = p
     rows: list[dict[str, Any]] = []
-    for own_rows, comparison_rows, _ in per_metric:
-        adjusted = _stats.adjust([row["p_value"] for row in comparison_rows], options.correction)
+    for own_rows, comparison_rows in per_metric:
+        if options.test == "tukey_hsd":
+            adjusted = [row["p_value"] for row in comparison_rows]
+        else:
+            adjusted = _stats.adjust(
+                [row["p_value"] for row in comparison_rows], options.correction
+            )
         for row, p in zip(comparison_rows, adjusted, strict=True):
             row["p_adjusted"] = p
             row["significant"] = None if p is None else bool(p < options.alpha)
         rows.extend(own_rows)
         rows.extend(comparison_rows)
     return rows
+
+
+def _tukey_hsd(
+    rows: list[dict[str, Any]],
+    complete: _stats.FloatArray,
+    *,
+    comparisons: list[tuple[Any, Any]],
+    index: dict[Any, int],
+    options: _Options,
+    rng: np.random.Generator,
+) -> None:
+    """Fill each comparison row's p-value with its randomized Tukey HSD p (one family)."""
+    present = [
+        column for column in range(complete.shape[1]) if not np.isnan(complete[:, column]).all()
+    ]
+    if complete.shape[0] < 2 or len(present) < 2:
+        for row in rows:
+            row["p_value"] = None
+        return
+    position = {column: place for place, column in enumerate(present)}
+    tested = [
+        (row, (position[index[name]], position[index[other]]))
+        for row, (name, other) in zip(rows, comparisons, strict=True)
+        if index[name] in position and index[other] in position
+    ]
+    for row in rows:
+        row["p_value"] = None  # a system without values in this group: no test
+    p_values = _stats.tukey_hsd_p_values(
+        complete[:, present], [pair for _, pair in tested], n_resamples=options.n_resamples,
+        rng=rng,
+    )  # fmt: skip
+    for (row, _), p in zip(tested, p_values, strict=True):
+        row["p_value"] = p
 
 
 def _own_summary(
@@ -714,21 +874,32 @@ def _row(
                 "effect_size",
                 "p_value",
                 "p_adjusted",
+                "significant",
+                *_COUNTS,
             )
         )
     )
-    row["significant"] = None
     return row
 
 
-def _difference(d: Any, options: _Options, rng: np.random.Generator) -> dict[str, Any]:
-    """diff, its interval, the effect size and (t, Wilcoxon) the p-value of one comparison."""
+def _difference(
+    raw: _stats.FloatArray, grid: _stats.FloatArray, options: _Options, rng: np.random.Generator
+) -> dict[str, Any]:
+    """diff, its interval, the effect size and (t, Wilcoxon) the p-value of one comparison.
+
+    ``grid`` is ``raw`` on the decimal grid: it decides ties (Wilcoxon's ranks, W/T/L)
+    and zero variance; the moments read ``raw`` unless the grid finds d constant.
+    """
+    d = grid if _stats.constant(grid) else raw
     summary = _stats.summarize(
         d, options.ci, method=options.ci_method, n_resamples=options.n_resamples, rng=rng
     )
     p_value = None
-    if options.test != "randomization":
-        p_value = _stats.paired_p_value(d, options.test)
+    if options.test == "t":
+        p_value = _stats.decision_p_value(d, options.hypothesis, options.margin)
+    elif options.test == "wilcoxon":
+        p_value = _stats.paired_p_value(grid, options.test)
+    wins, ties, losses = _stats.wins_ties_losses(grid, options.tolerance)
     return {
         "n_paired": int(d.size),
         "diff": summary.mean,
@@ -736,4 +907,7 @@ def _difference(d: Any, options: _Options, rng: np.random.Generator) -> dict[str
         "diff_ci_high": summary.high,
         "effect_size": _stats.effect_size(d),
         "p_value": p_value,
+        "wins": wins,
+        "ties": ties,
+        "losses": losses,
     }

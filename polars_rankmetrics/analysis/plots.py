@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from polars_rankmetrics._measures import canonical, lookup
+from polars_rankmetrics.analysis.compare import RESULT_COLUMNS
 
 if TYPE_CHECKING:
     import altair
@@ -301,7 +302,8 @@ def plot_comparison(
             f"frame column 'significant' must be Boolean (adjusted p < alpha); "
             f"it is {data.schema['significant']}"
         )
-    known = {*needed, "n_paired", "effect_size", "p_value"}
+    # every column compare writes is known; any other one is a group (by) column
+    known = {*needed, *RESULT_COLUMNS}
     extra = [c for c in data.columns if c not in known]
     row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")
     data = data.with_columns(

@@ -391,7 +391,7 @@ def evaluate(
     if per_user:
         result = parts.select(*keys, *per_user_values(specs)).sort(keys)
     else:
-        result = aggregate_lf(parts, specs, as_list(given.by))
+        result = aggregate_lf(parts, specs, as_list(given["by"]))
     return guard_evaluation(
-        recs, truth, result, checks, hit_users, user=given.user, item=given.item
+        recs, truth, result, checks, hit_users, user=given["user"], item=given["item"]
     )

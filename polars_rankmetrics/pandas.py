@@ -296,9 +296,11 @@ def evaluate(
     1     b  0.216667  0.25          0.4
     """
     given = read(options, function="evaluate")
-    groups = as_list(given.by)
-    frame = _recs_to_polars(recs, [given.user, given.item, given.score or given.rank, *groups])
-    truth_roles = [given.user, given.item, given.relevance, *groups]
+    groups = as_list(given["by"])
+    frame = _recs_to_polars(
+        recs, [given["user"], given["item"], given["score"] or given["rank"], *groups]
+    )
+    truth_roles = [given["user"], given["item"], given["relevance"], *groups]
     truth_frame, truth_sources = (
         (None, []) if truth is None else _truth_to_polars(truth, truth_roles)
     )

@@ -55,7 +55,7 @@ from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
+from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
     Conventions,
@@ -273,14 +273,13 @@ def evaluate(
     """
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
     given = read(options, function="spark.evaluate")
-    user, item, rank, score, relevance, by = (
-        given.user, given.item, given.rank, given.score, given.relevance, given.by,
-    )  # fmt: skip
-    interactions, items, category = given.interactions, given.items, given.category
-    conventions = given.conventions
+    user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
+    relevance, by = given["relevance"], given["by"]
+    interactions, items, category = given["interactions"], given["items"], given["category"]
+    conventions = given["conventions"]
     # what every Polars call of the buckets takes besides the list inputs
     polars_options: dict[str, Any] = {
-        name: value for name, value in given.as_keywords().items()
+        name: value for name, value in given["items"]()
         if name not in ("interactions", "items", "category")
     }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
@@ -310,7 +309,7 @@ def evaluate(
     ):
         raise ValueError(f"n_buckets must be a positive integer or None, got {n_buckets!r}")
     specs = parse_metrics(metric_list)
-    conv = resolve(conventions, **given.conventions_given())
+    conv = resolve(conventions, **conventions_given(given))
     parts = tuple(aggregation_parts(metric_list))
     _refuse_group_measures(parts, specs)
     _refuse_condensed_lists(specs, conv)

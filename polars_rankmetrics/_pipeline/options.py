@@ -16,8 +16,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, TypedDict
+from typing import Any, Final, TypedDict, cast
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -44,9 +43,9 @@ __all__ = [
     "ConventionOptions",
     "EvaluateOptions",
     "ListInputs",
-    "Options",
     "Roles",
     "Unpack",
+    "conventions_given",
     "names",
     "read",
 ]
@@ -129,47 +128,17 @@ def names(declaration: type) -> tuple[str, ...]:
     return tuple(declaration.__annotations__)
 
 
-@dataclass(frozen=True)
-class Options:
-    """The options of one call with every default filled in (see :class:`EvaluateOptions`)."""
-
-    user: str
-    item: str
-    rank: str
-    score: str | None
-    relevance: str | None
-    by: str | Sequence[str] | None
-    denominator: Denominator | None
-    gain: Gain | Mapping[float, float] | None
-    ties: Ties | None
-    relevance_level: float | None
-    users_without_recs: UsersWithoutRecs | None
-    users_without_truth: UsersWithoutTruth | None
-    duplicates: Duplicates | None
-    ideal: Ideal | None
-    unjudged: Unjudged | None
-    nonpositive_scores: NonpositiveScores | None
-    user_sets: UserSets | None
-    conventions: Preset | Conventions
-    interactions: Any
-    items: Any
-    category: str | None
-
-    def conventions_given(self) -> dict[str, Any]:
-        """The convention keywords, for :func:`polars_rankmetrics.conventions.resolve`."""
-        return {name: getattr(self, name) for name in names(ConventionOptions)[:-1]}
-
-    def as_keywords(self) -> dict[str, Any]:
-        """Every option by name, to forward to another surface."""
-        return {name: getattr(self, name) for name in DEFAULTS}
+def conventions_given(options: EvaluateOptions) -> dict[str, Any]:
+    """The convention keywords of ``options``, as ``conventions.resolve`` takes them."""
+    return {name: options.get(name) for name in names(ConventionOptions) if name != "conventions"}
 
 
-def read(given: Mapping[str, object], *, function: str) -> Options:
-    """The options of a call of ``function``: unknown keywords refused, defaults filled in.
+def read(given: Mapping[str, object], *, function: str) -> EvaluateOptions:
+    """The options of a call of ``function``: unknown keywords refused, every default filled in.
 
     Examples
     --------
-    >>> read({"score": "s"}, function="evaluate").score
+    >>> read({"score": "s"}, function="evaluate")["score"]
     's'
     >>> read({"scroe": "s"}, function="evaluate")
     Traceback (most recent call last):
@@ -181,4 +150,4 @@ def read(given: Mapping[str, object], *, function: str) -> Options:
         close = difflib.get_close_matches(unknown[0], list(DEFAULTS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; options are {list(DEFAULTS)}"
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
-    return Options(**{**DEFAULTS, **given})  # type: ignore[arg-type]
+    return cast("EvaluateOptions", {**DEFAULTS, **given})

@@ -59,7 +59,7 @@ from polars_rankmetrics._pipeline.inputs import (
 )
 from polars_rankmetrics._pipeline.kernel import per_user_partials
 from polars_rankmetrics._pipeline.lists import list_parts
-from polars_rankmetrics._pipeline.options import Options
+from polars_rankmetrics._pipeline.options import EvaluateOptions, conventions_given
 from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import counted_parts, judged_users, user_sets_check
@@ -85,7 +85,7 @@ def plan_call(
     recs: pl.DataFrame | pl.LazyFrame,
     truth: pl.DataFrame | pl.LazyFrame | None,
     metrics: str | Sequence[str],
-    options: Options,
+    options: EvaluateOptions,
 ) -> tuple[pl.LazyFrame, Checks, list[Request], list[str], pl.LazyFrame | None]:
     """:func:`plan` for a call of ``evaluate`` or ``per_user_parts``.
 
@@ -94,16 +94,16 @@ def plan_call(
     call's keyword options (:func:`polars_rankmetrics._pipeline.options.read`),
     read here once: the conventions resolved, the roles gathered.
     """
-    conv = resolve(options.conventions, **options.conventions_given())
+    conv = resolve(options["conventions"], **conventions_given(options))
     roles = Roles(
-        options.user,
-        options.item,
-        options.rank,
-        options.score,
-        options.relevance,
-        tuple(as_list(options.by)),
+        options["user"],
+        options["item"],
+        options["rank"],
+        options["score"],
+        options["relevance"],
+        tuple(as_list(options["by"])),
     )
-    described = ListInputs(options.interactions, options.items, options.category)
+    described = ListInputs(options["interactions"], options["items"], options["category"])
     return plan(recs, truth, metrics, roles, conv, described=described)
 
 

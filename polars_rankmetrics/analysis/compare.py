@@ -492,8 +492,8 @@ def compare(
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
     given = read(options, function="compare")
-    user = given.user
-    others = _as_list(given.by)
+    user = given["user"]
+    others = _as_list(given["by"])
     if system in others:
         raise ValueError(f"system column {system!r} is also in by={others}: name it once")
     labels = [spec.label for spec in parse_metrics(metrics)]

@@ -52,7 +52,14 @@ from polars_rankmetrics._measures._registry import (
     part_column,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
-from polars_rankmetrics._pipeline.options import EvaluateOptions, ListInputs, Unpack, names, read
+from polars_rankmetrics._pipeline.options import (
+    EvaluateOptions,
+    ListInputs,
+    Unpack,
+    conventions_given,
+    names,
+    read,
+)
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import (
@@ -307,11 +314,12 @@ def curves(
     ):
         raise ValueError(f"ci must be None or a number between 0 and 1, e.g. 0.95, got {ci!r}")
     given = read(options, function="curves")
-    resolved = resolve_conventions(given.conventions, **given.conventions_given())
+    resolved = resolve_conventions(given["conventions"], **conventions_given(given))
     _check_supported(resolved, [label for label, _ in chosen])
     roles: dict[str, Any] = {
-        name: getattr(given, name)
-        for name in ("user", "item", "by", "rank", "score", "relevance", *names(ListInputs))
+        name: value
+        for name, value in given.items()
+        if name in ("user", "item", "by", "rank", "score", "relevance", *names(ListInputs))
     }
     if type(recs).__module__.split(".")[0] == "pandas":
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional

@@ -102,7 +102,9 @@ def test_each_method_is_its_function_less_the_frame(name: str) -> None:
 def test_every_declared_option_has_a_default_and_a_type() -> None:
     hints = typing.get_type_hints(declared.EvaluateOptions)
     assert set(hints) == OPTIONS
-    assert list(declared.Options.__dataclass_fields__) == list(declared.DEFAULTS)
+    assert list(hints) == list(declared.DEFAULTS)
+    filled = declared.read({}, function="evaluate")
+    assert dict(filled) == dict(declared.DEFAULTS)
 
 
 def test_the_command_line_offers_every_convention_with_its_declared_choices() -> None:

@@ -7,11 +7,12 @@ Needs the ``plot`` extra (Altair and vl-convert-python), as the charts of
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
 from polars_rankmetrics.analysis.friedman import FriedmanResult
+from polars_rankmetrics.analysis.plots import _altair
 
 if TYPE_CHECKING:
     import altair
@@ -19,18 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["plot_critical_difference"]
 
 _STEP = 1.0  # vertical distance between two label lines, in the chart's own units
-
-
-def _altair() -> Any:
-    """Import Altair, or say which extra installs it."""
-    try:
-        import altair as alt  # noqa: PLC0415 (optional dependency, imported on use)
-    except ImportError as exc:
-        raise ImportError(
-            "the plot functions need Altair and vl-convert-python: "
-            'pip install "polars_rankmetrics[plot]"'
-        ) from exc
-    return alt
 
 
 def cliques(ranks: list[float], critical_difference: float) -> list[tuple[int, int]]:

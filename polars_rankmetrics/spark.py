@@ -279,7 +279,7 @@ def evaluate(
     conventions = given["conventions"]
     # what every Polars call of the buckets takes besides the list inputs
     polars_options: dict[str, Any] = {
-        name: value for name, value in given["items"]()
+        name: value for name, value in given.items()
         if name not in ("interactions", "items", "category")
     }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):

@@ -180,7 +180,16 @@ def test_chunks_of_users_change_no_number(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(sample_module, "_CHUNK_CELLS", 37 * 200, raising=False)
     chunked = sample_data(n_users=300, n_items=200, seed=3)
     for name, frame in frames(whole).items():
-        assert_frame_equal(frames(chunked)[name], frame)
+        if name != "recs":
+            assert_frame_equal(frames(chunked)[name], frame)
+    # item_knn's scores come from a float32 matrix product, whose last bits depend on how
+    # the BLAS blocks the rows (seen on one OpenBLAS): rounded to 4 decimals, a score may
+    # move by one unit there. Everything else, and every list, is the same
+    got, want = chunked.recs, whole.recs
+    assert_frame_equal(got.drop("score"), want.drop("score"))
+    moved = (got["score"] - want["score"]).abs()
+    assert moved.max() <= 1.0001e-4
+    assert got.filter(moved > 0)["model"].unique().to_list() in ([], ["item_knn"])
 
 
 def test_memory_grows_with_the_rows_not_with_users_times_items(

@@ -4,14 +4,24 @@
   retrieved documents; ``num_rel``: relevant documents (R); ``num_rel_ret``:
   relevant retrieved; ``num_nonrel_judged_ret``: judged non-relevant retrieved.
   Summed over queries for ``all``.
-- ``set_P``, ``set_relative_P``, ``set_recall``, ``set_map``, ``set_F``: the
-  retrieved set, unranked (r relevant retrieved of n retrieved):
-  ``r/n``, ``r/min(n, R)``, ``r/R``, ``r^2/(n R)``, and
-  ``(beta + 1) P R / (beta P + R)`` (``set_F.beta``, default 1).
-- ``utility.a,b,c,d``: ``a r + b (n - r) + c (R - r) + d (r - n - R)``
-  (trec_eval's collection size is 0).
+- The retrieved set, unranked (r relevant retrieved of n retrieved):
+  set_P = r / n, set_relative_P = r / min(n, R), set_recall = r / R,
+  set_map = r^2 / (n R), set_F = (beta + 1) P R / (beta P + R)
+  (``set_F.beta``, default 1).
+- utility = a r + b (n - r) + c (R - r) + d (r - n - R) (``utility.a,b,c,d``).
 
-Formulas in ``docs/trec-measures.md``; trec_eval 10.0's ``m_*.c`` files.
+Notes
+-----
+As trec_eval: relevant means a grade >= its relevance level (``-l``, default
+1); a query without relevant documents is skipped unless ``-c`` asks for
+every query of the qrels; a query the run skipped counts 0 under ``-c``.
+trec_eval's collection size is 0, so utility's d term reads r - n - R.
+Formulas of every measure in ``docs/trec-measures.md``.
+
+References
+----------
+trec_eval 10.0 (usnistgov/trec_eval), ``m_num_q.c`` ... ``m_set_F.c``,
+``m_utility.c``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,26 @@
 ``dcg``, ``ideal_dcg``, ``ndcg``, ``ndcg_rel``, ``Rndcg`` and ``G`` with
 trec_eval's gains (the grade, or ``ndcg.grade=gain,...``), and ``ndcg_cut_k``
 (grades >= 1 as gains), as trec_eval 10.0 computes them (``m_*.c``); formulas
-in ``docs/trec-measures.md``. ``ndcg`` and ``ndcg_cut_k`` name the ``evaluate``
+in ``docs/trec-measures.md``:
+
+    dcg = Σ_{r=1..n} g_r / log2(r + 1),  ndcg = dcg / ideal_dcg
+
+with g_r the gain of the document at rank r and ideal_dcg the dcg of the
+judged documents sorted by gain.
+
+Notes
+-----
+Gains are the grades unless ``ndcg.grade=gain,...`` maps them (gains may
+be 0 or negative); unjudged documents gain 0; the ideal ranking holds the
+judged documents of positive gain, gain descending. A query with
+ideal_dcg = 0 has ndcg 0. ``ndcg`` and ``ndcg_cut_k`` name the ``evaluate``
 metric strings with the same value under ``conventions="trec"``.
+
+References
+----------
+Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
+TOIS 2002; trec_eval 10.0 ``m_ndcg.c``, ``m_ndcg_cut.c``, ``m_ndcg_rel.c``,
+``m_Rndcg.c``, ``m_G.c``.
 """
 
 from __future__ import annotations

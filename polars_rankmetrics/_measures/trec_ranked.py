@@ -3,9 +3,24 @@
 ``map``, ``map_cut_k``, ``Rprec``, ``Rprec_mult_x``, ``recip_rank``, ``P_k``,
 ``recall_k``, ``relative_P_k``, ``success_k``, ``unj_k``, ``binG`` and
 ``relstring``, as trec_eval 10.0 computes them (``m_*.c``); formulas in
-``docs/trec-measures.md``. Each names the ``evaluate`` metric string with the
-same value under ``conventions="trec"`` where there is one (``P_5``:
-``precision@5``, ``recip_rank``: ``mrr``).
+``docs/trec-measures.md``, e.g.
+
+    map = (1 / R) Σ_{relevant retrieved d} P@rank(d),  P_k = r_k / k
+
+with R the relevant documents of the query and r_k those within rank k.
+
+Notes
+-----
+Documents are ranked by score descending, ties by document id descending
+(trec_eval's order); relevant means a grade >= the relevance level. Each
+names the ``evaluate`` metric string with the same value under
+``conventions="trec"`` where there is one (``P_5``: ``precision@5``,
+``recip_rank``: ``mrr``).
+
+References
+----------
+trec_eval 10.0 (usnistgov/trec_eval), ``m_map.c``, ``m_P.c``,
+``m_Rprec.c``, ``m_recip_rank.c``, ``m_success.c``, ``m_binG.c``.
 """
 
 from __future__ import annotations

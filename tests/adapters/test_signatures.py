@@ -11,6 +11,7 @@ fails here.
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -136,3 +137,50 @@ def test_an_unknown_keyword_is_refused_with_the_closest_option() -> None:
         prm.evaluate(recs, recs, ["mrr"], scroe="s")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"compare.*'tie'.*did you mean 'ties'"):
         prm.compare(recs, recs, ["mrr"], tie="first")  # type: ignore[call-arg]
+
+
+def _documented_options() -> dict[str, tuple[str, str]]:
+    """evaluate's "Other Parameters": each name with its stated type and default."""
+    doc = inspect.getdoc(prm.evaluate) or ""
+    section = doc[doc.index("Other Parameters") : doc.index("\nReturns")]
+    found: dict[str, tuple[str, str]] = {}
+    for line in section.splitlines():
+        head = re.match(r"^([a-z_, ]+) : (.*), default (.*)$", line)
+        if head is None:
+            continue
+        names = [name.strip() for name in head.group(1).split(",")]
+        # "None (the preset's)": the words after a default explain it
+        defaults = [d.strip() for d in re.sub(r" \(.*\)$", "", head.group(3)).split(",")]
+        if len(defaults) == 1:
+            defaults *= len(names)
+        assert len(defaults) == len(names), f"defaults of {names} do not pair up: {line}"
+        for name, default in zip(names, defaults, strict=True):
+            assert name not in found, f"{name} documented twice"
+            found[name] = (head.group(2), default)
+    return found
+
+
+def _literal_choices(hint: Any) -> set[str]:
+    """The strings a (possibly nested) Literal in ``hint`` admits."""
+    if typing.get_origin(hint) is typing.Literal:
+        return {arg for arg in typing.get_args(hint) if isinstance(arg, str)}
+    return set().union(*(_literal_choices(arg) for arg in typing.get_args(hint)))
+
+
+def test_evaluate_documents_every_option_with_its_declared_default_and_choices() -> None:
+    documented = _documented_options()
+    assert set(documented) == OPTIONS, (
+        f"evaluate's Other Parameters document {sorted(set(documented) - OPTIONS)} "
+        f"beyond the declaration and miss {sorted(OPTIONS - set(documented))}"
+    )
+    hints = typing.get_type_hints(declared.EvaluateOptions)
+    for name, (kind, default) in documented.items():
+        expected = declared.DEFAULTS[name]
+        stated = None if default == "None" else default.strip('"')
+        assert stated == expected, f"{name}: documented default {default}, declared {expected!r}"
+        choices = _literal_choices(hints[name])
+        if choices:
+            listed = set(re.findall(r'"([^"]+)"', kind.split("}")[0]))
+            assert listed == choices, f"{name}: documented {sorted(listed)}, declared {sorted(choices)}"
+        if type(None) in typing.get_args(hints[name]) and "," not in kind.split(" or ")[0]:
+            assert "None" in kind, f"{name} accepts None but its documented type omits it"

@@ -224,10 +224,17 @@ def test_site_pages_use_the_generated_lists() -> None:
 
 
 def family_modules() -> list[str]:
-    # the measures of the lists are documented by their own module (being moved to _measures/lists/)
-    return sorted(
-        {m.finals.__module__ for m in all_measures() if catalog.reads_truth(m)}
-    )  # fmt: skip
+    # every family module of the registry: the truth measures' own modules, the modules of
+    # the measures of the lists (their finals are shared; the module that registers them is
+    # found on disk) and the trec_eval families of ``rankmetrics trec``
+    package = ROOT / "polars_rankmetrics" / "_measures"
+    on_disk = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in [*package.glob("[a-z]*.py"), *(package / "lists").glob("[a-z]*.py")]
+    }
+    truth = {m.finals.__module__ for m in all_measures() if catalog.reads_truth(m)}
+    assert truth <= on_disk, "a measure's module is not a family module of _measures/"
+    return sorted(on_disk)
 
 
 @pytest.mark.parametrize("module", family_modules())

@@ -3,18 +3,23 @@
     calibration(alpha=a)@k = mean over users with interactions of
         KL(p ‖ q~) = Σ_c p(c) ln(p(c) / q~(c)),  q~ = (1 - a) q + a p
 
+Notes
+-----
 p: the category distribution of the user's distinct interacted items, q:
 that of the user's top-k list; an item with m categories gives 1/m to each
 (``items=``, ``category=``, ``interactions=``). Only categories with
 p(c) > 0 add to the sum; ``alpha`` (default 0.01, in (0, 1]) keeps it
 finite where the list misses a category of the history. Users without
-interactions are not counted. Reference: Steck, "Calibrated
-recommendations", RecSys 2018.
+interactions are not counted.
 
 The history's and the list's weights go into one table and one
 ``group_by(list, category)`` sums both (P_c, Q_c); the user's totals are
 then the number of distinct items (H = Σ P_c) and k_u (K = Σ Q_c), since
 each item's weights sum to 1, so p = P/H and q = Q/K.
+
+References
+----------
+Steck, "Calibrated recommendations", RecSys 2018.
 """
 
 from __future__ import annotations

@@ -2,10 +2,16 @@
 
     coverage@k = |{i : x_i > 0}| / n
 
+Notes
+-----
 with x_i the number of lists whose top k holds item i and n the number of
 catalog items (``items=``). One value per ``by`` group, not a mean over
-users; null for a group without a list. Reference: Ge, Delgado-Battenfeld &
-Jannach, "Beyond accuracy: evaluating recommender systems by coverage and
+users; null for a group without a list. A list item missing from the catalog is
+refused.
+
+References
+----------
+Ge, Delgado-Battenfeld & Jannach, "Beyond accuracy: evaluating recommender systems by coverage and
 serendipity", RecSys 2010 (catalog coverage).
 """
 

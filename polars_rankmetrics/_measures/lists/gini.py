@@ -2,13 +2,19 @@
 
     gini@k = Σ_{j=1..n} (2j - n - 1) x_(j) / (n Σ x)
 
+Notes
+-----
 with x_i the number of lists whose top k holds item i (0 for a catalog item
 never shown), sorted ascending, and n the catalog size (``items=``). The
 items never shown sort first: with s items shown, z = n - s zeros, and the
 shown ones at j = z + r, Σ (2j - n - 1) x_(j) = 2 Σ_r r x_(r) + (2z - n - 1) Σ x,
 so only the shown items' ranks are needed. 0: every item equally exposed;
 near 1: a few items take all. Null when nothing is shown. One value per
-``by`` group. Reference: Fleder & Hosanagar, "Blockbuster culture's next
+``by`` group.
+
+References
+----------
+Fleder & Hosanagar, "Blockbuster culture's next
 rise or fall", Management Science 2009.
 """
 

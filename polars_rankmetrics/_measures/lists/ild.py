@@ -3,8 +3,11 @@
     ild@k = mean over users with k_u >= 2 of
             (1 / C(k_u, 2)) Σ_{pairs a < b in the list} 1 - Jaccard(cats(a), cats(b))
 
-with cats(i) the item's set of categories (``items=``, ``category=``; one
-category is a set of one). No pair is built where it need not be: with one
+Notes
+-----
+Users with fewer than two items in their list are not counted. cats(i)
+is the item's set of categories (``items=``, ``category=``; one category
+is a set of one). No pair is built where it need not be: with one
 category per item, 1 - Jaccard is 1 for two categories and 0 for one, so the
 pairs sharing a category are Σ_c n_c (n_c - 1) / 2 over the list's count
 n_c per category. With several categories per item only pairs sharing one
@@ -12,7 +15,10 @@ have Jaccard > 0: a one-category item of category c and an item b of m_b
 categories including c have Jaccard 1 / m_b (summed over b's categories,
 n_c / m_b); two items of several categories are joined on their categories,
 which gives |A ∩ B|, and Jaccard = |A ∩ B| / (|A| + |B| - |A ∩ B|).
-Reference: Ziegler et al., "Improving recommendation lists through topic
+
+References
+----------
+Ziegler et al., "Improving recommendation lists through topic
 diversification", WWW 2005.
 """
 

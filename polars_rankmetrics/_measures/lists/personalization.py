@@ -2,12 +2,17 @@
 
     personalization@k = 1 - (Σ_i x_i (x_i - 1) / 2) / (U (U - 1) / 2 · k)
 
-over the U users with a list within k: Σ_i C(x_i, 2) counts the pairs of
+Notes
+-----
+Over the U users with a list within k: Σ_i C(x_i, 2) counts the pairs of
 lists sharing item i, so the numerator is the total overlap over all
 U (U - 1) / 2 pairs of users (exact, no sampling, no pair built). Without a
 cutoff the lists are compared at the longest list's length. Null for fewer
-than two users. One value per ``by`` group. Reference: the overlap form of
-Zhou et al., "Solving the apparent diversity-accuracy dilemma of recommender
+than two users. One value per ``by`` group.
+
+References
+----------
+The overlap form of Zhou et al., "Solving the apparent diversity-accuracy dilemma of recommender
 systems", PNAS 2010 (personalization, 1 - mean inter-list overlap).
 """
 

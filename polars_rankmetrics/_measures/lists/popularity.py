@@ -8,6 +8,8 @@ accuracy"), each is a mean over the users with a list of a per-row mean:
     arp@k       = mean_u (1/k_u) Σ_{i in list} c_i
     long_tail@k = mean_u (1/k_u) Σ_{i in list} 1[i not in the head]
 
+Notes
+-----
 Parameter ``popularity``: ``"users"`` (default) counts c_i as the distinct
 users with item i and N as the distinct users (a repeated interaction counts
 once); ``"interactions"`` counts interaction rows for both: RecTools'
@@ -20,10 +22,13 @@ the head; novelty has no value with an empty history (N = 0).
 
 long_tail's head (parameter ``head_share`` s, default 0.2) is the shortest
 prefix of the items sorted by c_i descending (ties: item ascending) whose
-Σ c_i reaches s of Σ c_i. References: Zhou et al., PNAS 2010 (novelty as
-self-information); Abdollahpouri et al., "Managing popularity bias in
-recommender systems with personalized re-ranking", FLAIRS 2019 (ARP and the
-long-tail share).
+Σ c_i reaches s of Σ c_i.
+
+References
+----------
+Zhou et al., PNAS 2010 (novelty as self-information); Abdollahpouri et al.,
+"Managing popularity bias in recommender systems with personalized
+re-ranking", FLAIRS 2019 (ARP and the long-tail share).
 """
 
 from __future__ import annotations

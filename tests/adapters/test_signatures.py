@@ -181,6 +181,8 @@ def test_evaluate_documents_every_option_with_its_declared_default_and_choices()
         choices = _literal_choices(hints[name])
         if choices:
             listed = set(re.findall(r'"([^"]+)"', kind.split("}")[0]))
-            assert listed == choices, f"{name}: documented {sorted(listed)}, declared {sorted(choices)}"
+            assert listed == choices, (
+                f"{name}: documented {sorted(listed)}, declared {sorted(choices)}"
+            )
         if type(None) in typing.get_args(hints[name]) and "," not in kind.split(" or ")[0]:
             assert "None" in kind, f"{name} accepts None but its documented type omits it"

@@ -20,13 +20,16 @@ from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, ch
 from polars_rankmetrics._version import package_version as _package_version
 from polars_rankmetrics.analysis import (
     FriedmanResult,
+    SampledMetricsWarning,
     anova,
     compare,
     compare_per_user,
+    correction_coefficients,
     curves,
     friedman,
     plot_critical_difference,
     report,
+    sampled_metrics,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -70,6 +73,7 @@ __all__ = [
     "ListInputs",
     "MetricSpec",
     "Roles",
+    "SampledMetricsWarning",
     "__version__",
     "aggregate",
     "aggregation_parts",
@@ -78,6 +82,7 @@ __all__ = [
     "check_overlap",
     "compare",
     "compare_per_user",
+    "correction_coefficients",
     "curves",
     "dcg",
     "evaluate",
@@ -101,6 +106,7 @@ __all__ = [
     "report",
     "sample",
     "sample_data",
+    "sampled_metrics",
     "users_needed",
 ]
 

@@ -14,16 +14,24 @@ from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.report import Report, report
+from polars_rankmetrics.analysis.sampled import (
+    SampledMetricsWarning,
+    correction_coefficients,
+    sampled_metrics,
+)
 
 __all__ = [
     "FriedmanResult",
     "Report",
+    "SampledMetricsWarning",
     "anova",
     "compare",
     "compare_per_user",
+    "correction_coefficients",
     "curves",
     "friedman",
     "plot_critical_difference",
     "report",
+    "sampled_metrics",
     "users_needed",
 ]

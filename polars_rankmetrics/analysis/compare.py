@@ -52,6 +52,15 @@ RESULT_COLUMNS = (
     "wins",
     "ties",
     "losses",
+    # how it was done, the same on every row: what a report's legend states
+    "test",
+    "hypothesis",
+    "margin",
+    "correction",
+    "alpha",
+    "ci",
+    "ci_method",
+    "n_resamples",
 )
 _RESERVED = {*RESULT_COLUMNS, "baseline"}
 _FLOATS = ("mean", "ci_low", "ci_high", "diff", "diff_ci_low", "diff_ci_high", "effect_size")
@@ -271,6 +280,14 @@ def compare_per_user(
     ``significant``         Boolean   ``p_adjusted < alpha``
     ``wins/ties/losses``    Int64     paired users with d_u > tolerance,
                                       |d_u| <= tolerance, d_u < -tolerance
+    ``test``                String    how it was done, the same on every row (what
+    ``hypothesis``          String    :func:`report`'s legend states): the test,
+    ``margin``              Float64   the hypothesis and its margin (null unless
+    ``correction``          String    non-inferiority or equivalence), the
+    ``alpha``               Float64   correction (``"none"`` for Tukey HSD), alpha,
+    ``ci``, ``ci_method``   Float64,  the interval's level and method, and the
+                            String    resamples (null when no resampling was
+    ``n_resamples``         Int64     used)
     ======================= ========= ==========================================
 
     With a ``baseline``, its rows come first in each (group, metric) (``n_paired``,
@@ -701,7 +718,24 @@ def _compare_frame(
         schema[name] = pl.Float64 if name in _FLOATS else pl.Int64
     schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
     schema.update(dict.fromkeys(_COUNTS, pl.Int64))
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return pl.DataFrame(rows, schema=schema, orient="row").with_columns(
+        test=pl.lit(options.test, dtype=pl.String),
+        hypothesis=pl.lit(options.hypothesis, dtype=pl.String),
+        # the margin of a non-inferiority or equivalence decision, else null
+        margin=pl.lit(options.margin if options.margin else None, dtype=pl.Float64),
+        # Tukey HSD is family-adjusted by construction: no correction is applied
+        correction=pl.lit("none" if options.test == "tukey_hsd" else options.correction),
+        alpha=pl.lit(options.alpha, dtype=pl.Float64),
+        ci=pl.lit(options.ci, dtype=pl.Float64),
+        ci_method=pl.lit(options.ci_method, dtype=pl.String),
+        # resamples of the randomization test, Tukey HSD or the bootstrap; null when unused
+        n_resamples=pl.lit(
+            options.n_resamples
+            if options.test in ("randomization", "tukey_hsd") or options.ci_method == "bootstrap"
+            else None,
+            dtype=pl.Int64,
+        ),
+    )
 
 
 def _group_rows(

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_rankmetrics._measures import canonical, lookup
 from polars_rankmetrics.analysis.compare import RESULT_COLUMNS
+from polars_rankmetrics.analysis.report import method_words
 
 if TYPE_CHECKING:
     import altair
@@ -287,8 +288,15 @@ def plot_comparison(
     ...     "diff": [None, 0.05], "diff_ci_low": [None, 0.03], "diff_ci_high": [None, 0.07],
     ...     "p_adjusted": [None, 0.001], "significant": [None, True],
     ... })
-    >>> plot_comparison(compare).to_dict()["title"]
+    >>> plot_comparison(compare).to_dict()["title"]["text"]
     "Systems compared with the baseline 'pop'"
+
+    The subtitle states how the comparison was made, from the method columns
+    ``compare`` writes (a frame without them, as this one, gets generic words):
+
+    >>> plot_comparison(compare).to_dict()["title"]["subtitle"]
+    'means and differences with intervals; filled: adjusted p < alpha'
+
     """
     alt = _altair()
     data = _frame(frame, "frame")
@@ -399,7 +407,11 @@ def plot_comparison(
     chart = alt.hconcat(
         means.facet(row=row, data=data).resolve_scale(x="independent"),
         differences.facet(row=row, data=diffs).resolve_scale(x="independent"),
-        title=title or f"Systems compared with the baseline {baseline}",
+        title=alt.TitleParams(
+            title or f"Systems compared with the baseline {baseline}",
+            subtitle=method_words(data),
+            subtitleColor="#555555",
+        ),
     ).resolve_scale(color="independent")
     return cast("altair.HConcatChart", chart)
 

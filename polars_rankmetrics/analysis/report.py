@@ -215,6 +215,12 @@ def report(
     order of the table, and a cell carries the letters of the systems it is
     significantly above. Means and intervals are those of the system's own
     row in the comparison (against a baseline: over the users paired with it).
+    With a one-sided or equivalence ``hypothesis``, † marks the systems shown
+    superior, non-inferior or equivalent (whatever the sign of the mean
+    difference; there is no ‡). The legend states how the comparison was
+    made, from the comparison's method columns: the interval's level and
+    method, the test and its sides (and margin), the correction, alpha and
+    the resamples, and n.
 
     Examples
     --------
@@ -232,8 +238,8 @@ def report(
     | bm25 | 0.180 [0.076, 0.284] |
     | neural | 0.580 [0.476, 0.684]† |
     <BLANKLINE>
-    Mean [interval] over 5 users. † significantly above bm25, ‡ significantly below
-    (adjusted p < alpha).
+    Mean [95% t-interval] over 5 users. † significantly above bm25, ‡ significantly below
+    (paired t-test, two-sided; Holm-adjusted p < 0.05).
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {list(FORMATS)} or None")
@@ -273,6 +279,7 @@ def _as_polars(comparison: Any) -> pl.DataFrame:
 
 
 def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
+    method = _Method.of(frame)
     pairs = "baseline" in frame.columns
     position = frame.columns.index("system")
     by = frame.columns[:position]
@@ -294,10 +301,11 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
         cells.setdefault(key, {})[row["metric"]] = text
         marks.setdefault(key, {}).setdefault(row["metric"], "")
         if not pairs and row["significant"]:
-            marks[key][row["metric"]] = _ABOVE if row["diff"] > 0 else _BELOW
+            upward = method.directional or row["diff"] > 0
+            marks[key][row["metric"]] = _ABOVE if upward else _BELOW
     baseline_name = None
     if pairs:
-        for key, by_metric in _pair_marks(frame, by, letters).items():
+        for key, by_metric in _pair_marks(frame, by, letters, method.directional).items():
             marks.setdefault(key, {}).update(by_metric)
     else:
         # compare puts the baseline's own row first in every (group, metric)
@@ -309,31 +317,127 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
         rows.append([*(str(part) for part in key), *(values.get(m, "-") for m in metrics)])
         row_marks.append([marks.get(key, {}).get(m, "") for m in metrics])
     users = "users" if not same_n or own.is_empty() else f"{own.get_column('n')[0]} users"
-    what = f"Mean [interval] over {users}." if intervals else f"Mean over {users}."
+    interval = f" [{method.interval}]" if intervals else ""
+    what = f"Mean{interval} over {users}."
     if not same_n:
         what += " n: the users of each cell."
     if pairs:
         named = ", ".join(f"{letters[name]} = {name}" for name in systems_in_order)
-        legend = f"{what} Letters: significantly above that system (adjusted p < alpha); {named}."
+        legend = f"{what} Letters: {method.above('that system')} ({method.rule}); {named}."
     else:
         against = baseline_name if baseline_name is not None else "the baseline"
-        legend = (
-            f"{what} {_ABOVE} significantly above {against}, {_BELOW} significantly below\n"
-            "(adjusted p < alpha)."
-        )
+        marks_text = f"{_ABOVE} {method.above(against)}"
+        if not method.directional:
+            marks_text += f", {_BELOW} significantly below"
+        legend = f"{what} {marks_text}\n({method.rule})."
     return Report(header, rows, row_marks, legend, frame)
 
 
+_TESTS = {
+    "t": "paired t-test",
+    "randomization": "paired randomization test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "tukey_hsd": "randomized Tukey HSD",
+}
+_CORRECTIONS = {
+    "holm": "Holm-adjusted",
+    "bonferroni": "Bonferroni-adjusted",
+    "bh": "Benjamini-Hochberg-adjusted",
+    "none": "unadjusted",
+}
+
+
+def method_words(comparison: pl.DataFrame) -> str:
+    """How a comparison was made, in words (a chart's subtitle): interval, test, rule.
+
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> scores = pl.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "user": [1, 2, 3] * 2,
+    ...                        "ap": [0.1, 0.2, 0.3, 0.3, 0.5, 0.4]})
+    >>> for part in method_words(prm.compare_per_user(scores, baseline="a")).split("; "):
+    ...     print(part)
+    means and differences with 95% t-intervals
+    filled: paired t-test, two-sided
+    Holm-adjusted p < 0.05
+    """
+    method = _Method.of(comparison)
+    return f"means and differences with {method.interval}s; filled: {method.rule}"
+
+
+def _number_words(value: float) -> str:
+    return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class _Method:
+    """What the legend says of how the comparison was made (compare's method columns)."""
+
+    interval: str
+    rule: str
+    hypothesis: str
+    margin: float | None
+
+    @property
+    def directional(self) -> bool:
+        return self.hypothesis in ("superiority", "noninferiority", "equivalence")
+
+    def above(self, against: str) -> str:
+        if self.hypothesis == "noninferiority":
+            return f"shown non-inferior to {against} (margin {_number_words(self.margin or 0)})"
+        if self.hypothesis == "equivalence":
+            return f"shown equivalent to {against} (within +-{_number_words(self.margin or 0)})"
+        return f"significantly above {against}"
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame) -> _Method:
+        """From the method columns; a frame without them (made by hand) gets the generic words."""
+
+        def first(column: str) -> Any:
+            if column not in frame.columns or frame.is_empty():
+                return None
+            return frame.get_column(column)[0]
+
+        level, how, resamples = first("ci"), first("ci_method"), first("n_resamples")
+        interval = "interval"
+        if level is not None and how is not None:
+            kind = "t-interval" if how == "t" else "percentile bootstrap interval"
+            interval = f"{_number_words(100 * level)}% {kind}"
+            if how == "bootstrap" and resamples is not None:
+                interval += f", {resamples:,} resamples"
+        test, hypothesis, alpha = first("test"), first("hypothesis") or "difference", first("alpha")
+        correction, margin = first("correction"), first("margin")
+        if test is None or alpha is None:
+            return cls(interval, "adjusted p < alpha", hypothesis, margin)
+        words = _TESTS.get(test, str(test))
+        if test in ("randomization", "tukey_hsd") and resamples is not None:
+            words += f", B = {resamples:,}"
+        sides = {
+            "difference": "two-sided",
+            "superiority": "one-sided, H0: mean difference <= 0",
+            "noninferiority": f"one-sided, H0: mean difference <= -{_number_words(margin or 0)}",
+            "equivalence": f"TOST against +-{_number_words(margin or 0)}",
+        }.get(hypothesis, hypothesis)
+        if test == "tukey_hsd":
+            adjusted = f"family-adjusted p < {_number_words(alpha)}"
+        else:
+            adjusted = f"{_CORRECTIONS.get(correction, str(correction))} p < {_number_words(alpha)}"
+        return cls(interval, f"{words}, {sides}; {adjusted}", hypothesis, margin)
+
+
 def _pair_marks(
-    frame: pl.DataFrame, by: list[str], letters: dict[Any, str]
+    frame: pl.DataFrame, by: list[str], letters: dict[Any, str], directional: bool
 ) -> dict[tuple[Any, ...], dict[str, str]]:
-    """Every pair: per (group, system) and metric, the labels of the systems it beats."""
+    """Every pair: per (group, system) and metric, the labels of the systems it beats.
+
+    ``directional``: the test decided about ``system`` against ``baseline``
+    (superiority, non-inferiority, equivalence), so ``system`` carries the mark.
+    """
     beaten: dict[tuple[Any, ...], dict[str, list[Any]]] = {}
     significant = frame.filter(pl.col("baseline").is_not_null() & pl.col("significant"))
     for row in significant.iter_rows(named=True):
         winner, loser = (
             (row["system"], row["baseline"])
-            if row["diff"] > 0
+            if directional or row["diff"] > 0
             else (row["baseline"], row["system"])
         )
         key = (*(row[name] for name in by), winner)

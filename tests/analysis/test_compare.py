@@ -21,7 +21,8 @@ from tests.conftest import Backend
 COLUMNS = [
     "system", "metric", "n", "mean", "ci_low", "ci_high", "n_paired", "diff", "diff_ci_low",
     "diff_ci_high", "effect_size", "p_value", "p_adjusted", "significant",
-    "wins", "ties", "losses",
+    "wins", "ties", "losses", "test", "hypothesis", "margin", "correction", "alpha", "ci",
+    "ci_method", "n_resamples",
 ]  # fmt: skip
 
 

@@ -250,7 +250,12 @@ def test_curves_fold_extra_by_columns_into_the_label(curves: pl.DataFrame, tmp_p
 
 def test_comparison(comparison: pl.DataFrame, tmp_path: Path) -> None:
     spec = render(plot_comparison(comparison), tmp_path / "comparison.png")
-    assert spec["title"] == "Systems compared with the baseline 'popularity'"
+    assert spec["title"]["text"] == "Systems compared with the baseline 'popularity'"
+    # a frame made by hand carries no method columns: the subtitle says only what it knows
+    assert (
+        spec["title"]["subtitle"]
+        == "means and differences with intervals; filled: adjusted p < alpha"
+    )
     assert "mean over users (with confidence interval)" in axis_titles(spec)
     assert "difference from 'popularity' (with interval)" in axis_titles(spec)
     verdicts = [
@@ -274,6 +279,21 @@ def test_comparison(comparison: pl.DataFrame, tmp_path: Path) -> None:
     assert {"type": "text", "text": "baseline"}.items() <= next(
         m for m in marks if m["type"] == "text"
     ).items()
+
+
+def test_comparison_subtitle_states_the_method_compare_used(tmp_path: Path) -> None:
+    scores = pl.DataFrame(
+        {"model": ["a"] * 4 + ["b"] * 4, "user": [1, 2, 3, 4] * 2,
+         "ap": [0.1, 0.2, 0.3, 0.2, 0.3, 0.5, 0.4, 0.6]}
+    )  # fmt: skip
+    compared = prm.compare_per_user(
+        scores, baseline="a", test="wilcoxon", correction="bonferroni", alpha=0.1, ci=0.9
+    )
+    spec = render(plot_comparison(compared), tmp_path / "method.png")
+    assert spec["title"]["subtitle"] == (
+        "means and differences with 90% t-intervals; filled: Wilcoxon signed-rank test, "
+        "two-sided; Bonferroni-adjusted p < 0.1"
+    )
 
 
 def test_comparison_with_other_by_columns(comparison: pl.DataFrame, tmp_path: Path) -> None:

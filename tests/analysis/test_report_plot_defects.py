@@ -38,7 +38,78 @@ def test_the_latex_legend_escapes_less_than() -> None:
     assert isinstance(latex, str)
     legend = latex.split(r"\end{tabular}")[1]
     assert "<" not in legend
-    assert r"p \textless{} alpha" in legend
+    assert r"p \textless{} 0.05" in legend
+
+
+@pytest.mark.parametrize(
+    ("options", "stated"),
+    [
+        (
+            {},
+            [
+                "95% t-interval",
+                "paired t-test, two-sided",
+                "Holm-adjusted p < 0.05",
+                "over 6 users",
+            ],
+        ),
+        (
+            {"test": "randomization", "correction": "bh", "alpha": 0.01, "n_resamples": 999},
+            ["paired randomization test, B = 999", "Benjamini-Hochberg-adjusted p < 0.01"],
+        ),
+        (
+            {"test": "wilcoxon", "correction": "none", "ci": 0.9, "ci_method": "bootstrap"},
+            ["90% percentile bootstrap interval, 10,000 resamples", "unadjusted p < 0.05"],
+        ),
+        (
+            {"hypothesis": "noninferiority", "margin": 0.005},
+            ["shown non-inferior to s00 (margin 0.005)", "H0: mean difference <= -0.005"],
+        ),
+        (
+            {"hypothesis": "equivalence", "margin": 0.02},
+            ["shown equivalent to s00 (within +-0.02)", "TOST against +-0.02"],
+        ),
+        ({"hypothesis": "superiority"}, ["one-sided, H0: mean difference <= 0"]),
+    ],
+)
+def test_the_legend_states_how_the_comparison_was_made(
+    options: dict[str, Any], stated: list[str]
+) -> None:
+    markdown = prm.report(
+        prm.compare_per_user(_scores(2), baseline="s00", **options), format="markdown"
+    )
+    assert isinstance(markdown, str)
+    legend = markdown.split("\n\n")[1].replace("\n", " ")
+    for words in stated:
+        assert words in legend
+    if options.get("hypothesis") in ("noninferiority", "equivalence", "superiority"):
+        assert "significantly below" not in legend
+
+
+def test_a_system_shown_noninferior_with_a_lower_mean_gets_the_upward_mark() -> None:
+    # s01 is 0.001 below s00 on every user: within a 0.01 margin, so non-inferior, and a
+    # mark for "below" would misread the decision
+    scores = pl.DataFrame(
+        {
+            "model": ["s00"] * 6 + ["s01"] * 6,
+            "user": list(range(6)) * 2,
+            "ap": [0.3, 0.5, 0.2, 0.4, 0.6, 0.1, 0.299, 0.4985, 0.199, 0.399, 0.5995, 0.099],
+        }
+    )
+    cmp = prm.compare_per_user(scores, baseline="s00", hypothesis="noninferiority", margin=0.01)
+    assert cmp.filter(pl.col("system") == "s01")["significant"][0]
+    built = prm.report(cmp)
+    assert isinstance(built, prm.analysis.Report)
+    assert "†" in built.to_markdown().split("\n\n")[0]
+    assert "‡" not in built.to_markdown()
+
+
+def test_tukey_hsd_states_its_family_adjustment_and_resamples() -> None:
+    legend = prm.report(
+        prm.compare_per_user(_scores(3), test="tukey_hsd", n_resamples=500), format="markdown"
+    )
+    assert isinstance(legend, str)
+    assert "randomized Tukey HSD, B = 500, two-sided; family-adjusted p < 0.05" in legend
 
 
 def test_more_than_26_systems_get_letters_not_symbols() -> None:

@@ -30,6 +30,7 @@ from polars_rankmetrics.analysis import (
     plot_critical_difference,
     report,
     sampled_metrics,
+    seeds_interval,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -107,6 +108,7 @@ __all__ = [
     "sample",
     "sample_data",
     "sampled_metrics",
+    "seeds_interval",
     "users_needed",
 ]
 

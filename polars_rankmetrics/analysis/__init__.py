@@ -19,6 +19,7 @@ from polars_rankmetrics.analysis.sampled import (
     correction_coefficients,
     sampled_metrics,
 )
+from polars_rankmetrics.analysis.seeds import seeds_interval
 
 __all__ = [
     "FriedmanResult",
@@ -33,5 +34,6 @@ __all__ = [
     "plot_critical_difference",
     "report",
     "sampled_metrics",
+    "seeds_interval",
     "users_needed",
 ]

@@ -158,7 +158,7 @@ def seeds_interval(
                     "users_left_out": left_out,
                 }
             )
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "system": frame.schema[system],
         "metric": pl.String,
         "n_runs": pl.Int64,

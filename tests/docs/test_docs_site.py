@@ -80,6 +80,17 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert "<!-- measures" not in measures + home
     assert (site / "notebooks" / "quickstart" / "index.html").exists()
     assert (site / "img" / "curves.png").exists()
+    # the copy button of an example copies its input without prompts or output: valid Python
+    copied = [
+        (page, html.unescape(code))
+        for page in site.rglob("*.html")
+        for code in re.findall(r'data-copy="([^"]*)"', page.read_text())
+    ]
+    assert len(copied) > 50, "examples with prompts should carry their runnable input"
+    assert any(page.parent.name == "api" for page, _ in copied), "docstring examples too"
+    for page, code in copied:
+        assert ">>>" not in code, page
+        compile(code, str(page), "exec")
 
 
 def test_every_page_is_in_the_nav() -> None:

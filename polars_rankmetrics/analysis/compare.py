@@ -11,6 +11,7 @@ multiple comparisons. Definitions: ``shared/METRICS.md``, "Comparing systems".
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ import polars as pl
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
+from polars_rankmetrics._progress import stage
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
 from polars_rankmetrics.evaluate import evaluate as _evaluate
@@ -686,29 +688,17 @@ def _compare_frame(
     groups = coded.sort(by).partition_by(by, maintain_order=True) if by else [coded]
     seeds = np.random.SeedSequence(options.seed).spawn(len(groups))
     rows: list[dict[str, Any]] = []
-    for group, seed in zip(groups, seeds, strict=True):
-        keys = {name: group.get_column(name)[0] for name in by}
-        means = exact.filter(*(pl.col(name) == value for name, value in keys.items()))
-        rng = np.random.default_rng(seed)
-        rows.extend(
-            _group_rows(
-                group,
-                chosen,
-                means={
-                    (row["__system"], name): row[name]
-                    for row in means.iter_rows(named=True)
-                    for name in chosen
-                },
-                user=user,
-                own=own,
-                comparisons=comparisons,
-                index=index,
-                keys=keys,
-                options=options,
-                rng=rng,
-                pairs=pairs,
-            )
-        )
+    resampled = options.test in ("randomization", "tukey_hsd") or options.ci_method == "bootstrap"
+    what = (
+        f"compare: {len(chosen)} metric(s) x {len(groups)} group(s), test={options.test!r}, "
+        f"{options.n_resamples:,} resamples"
+    )
+    with stage(what) if resampled else contextlib.nullcontext():
+        _all_group_rows(
+            rows, groups, seeds, exact, chosen,
+            by=by, user=user, own=own, comparisons=comparisons, index=index,
+            options=options, pairs=pairs,
+        )  # fmt: skip
     schema: dict[str, pl.DataType | type[pl.DataType]] = {name: frame.schema[name] for name in by}
     schema["system"] = frame.schema[system]
     if pairs:
@@ -736,6 +726,47 @@ def _compare_frame(
             dtype=pl.Int64,
         ),
     )
+
+
+def _all_group_rows(
+    rows: list[dict[str, Any]],
+    groups: list[pl.DataFrame],
+    seeds: list[np.random.SeedSequence],
+    exact: pl.DataFrame,
+    chosen: list[str],
+    *,
+    by: list[str],
+    user: str,
+    own: list[Any],
+    comparisons: list[tuple[Any, Any]],
+    index: dict[Any, int],
+    options: _Options,
+    pairs: bool,
+) -> None:
+    """Each group's rows, appended to ``rows``: its own family of comparisons."""
+    for group, seed in zip(groups, seeds, strict=True):
+        keys = {name: group.get_column(name)[0] for name in by}
+        means = exact.filter(*(pl.col(name) == value for name, value in keys.items()))
+        rng = np.random.default_rng(seed)
+        rows.extend(
+            _group_rows(
+                group,
+                chosen,
+                means={
+                    (row["__system"], name): row[name]
+                    for row in means.iter_rows(named=True)
+                    for name in chosen
+                },
+                user=user,
+                own=own,
+                comparisons=comparisons,
+                index=index,
+                keys=keys,
+                options=options,
+                rng=rng,
+                pairs=pairs,
+            )
+        )
 
 
 def _group_rows(

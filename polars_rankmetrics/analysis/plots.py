@@ -140,6 +140,7 @@ def plot_curves(
     value: str = "value",
     title: str | None = None,
     independent_y: bool = True,
+    unit: str = "users",
 ) -> altair.FacetChart:
     """Metric@k curves: one line per system, one panel per metric, interval bands if present.
 
@@ -158,6 +159,9 @@ def plot_curves(
     independent_y
         Give each metric its own y scale (metrics such as precision and recall
         move in opposite directions with ``k``).
+    unit
+        What the per-user values are of, in the axis titles: ``"users"``
+        (default) or, for TREC runs, ``"queries"``.
 
     Returns
     -------
@@ -182,7 +186,7 @@ def plot_curves(
     one_system = color not in data.columns
     if one_system:
         # curves of one system (no by column): one line per metric panel
-        data = data.with_columns(pl.lit("all users").alias(color))
+        data = data.with_columns(pl.lit(f"all {unit}").alias(color))
     extra = [c for c in data.columns if c not in {color, metric, k, value, "ci_low", "ci_high"}]
     if extra:
         data = data.with_columns(_label([color, *extra]).alias(color))
@@ -192,7 +196,7 @@ def plot_curves(
     metrics = data[metric].unique(maintain_order=True).to_list()
     # coverage, gini and personalization are one value per system, not a mean over users
     groupwise = [name for name in metrics if _one_value_per_group(str(name))]
-    y_title = "mean over users" if not groupwise else "value (mean over users or per system)"
+    y_title = f"mean over {unit}" if not groupwise else f"value (mean over {unit} or per system)"
     y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(zero=False))
     # one legend for bands and lines (a layer without a legend would drop it), drawn opaque
     colour = alt.Color(
@@ -252,6 +256,7 @@ def plot_comparison(
     system: str = "system",
     metric: str = "metric",
     title: str | None = None,
+    unit: str = "users",
 ) -> altair.HConcatChart:
     """Systems side by side: each mean with its interval, and each difference from the baseline.
 
@@ -273,6 +278,9 @@ def plot_comparison(
         Column names.
     title
         Chart title; by default it names the baseline.
+    unit
+        What the per-user values are of, in the axis titles: ``"users"``
+        (default) or, for TREC runs, ``"queries"``.
 
     Returns
     -------
@@ -365,7 +373,7 @@ def plot_comparison(
         base.mark_rule(strokeWidth=2).encode(
             x=alt.X(
                 "ci_low:Q",
-                title="mean over users (with confidence interval)",
+                title=f"mean over {unit} (with confidence interval)",
                 axis=alt.Axis(labelFlush=False),
             ),
             x2="ci_high:Q",
@@ -423,6 +431,7 @@ def plot_distribution(
     system: str = "model",
     by: str | Sequence[str] | None = None,
     title: str | None = None,
+    unit: str = "users",
 ) -> altair.HConcatChart:
     """How a metric is spread over users: the share at 0, and the non-zero values per system.
 
@@ -450,6 +459,9 @@ def plot_distribution(
         Without them, the rows of every group are pooled per system.
     title
         Chart title; by default it names the metric.
+    unit
+        What the per-user values are of, in the axis titles: ``"users"``
+        (default) or, for TREC runs, ``"queries"``.
 
     Returns
     -------
@@ -490,28 +502,28 @@ def plot_distribution(
             y=y,
             x=alt.X(
                 "at_zero:Q",
-                title=f"share of users with {metric} = 0",
+                title=f"share of {unit} with {metric} = 0",
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1]),
                 scale=alt.Scale(domain=[0, 1]),
             ),
             color=colour,
             tooltip=[
                 system,
-                "users",
+                alt.Tooltip("users:Q", title=unit),
                 "n_zero",
                 alt.Tooltip("at_zero:Q", format=".1%", title="share at 0"),
-                alt.Tooltip("mean:Q", format=".4f", title=f"mean {metric} (all users)"),
+                alt.Tooltip("mean:Q", format=".4f", title=f"mean {metric} (all {unit})"),
             ],
         ),
         alt.Chart()
         .mark_text(align="left", dx=4)
         .encode(y=y, x="at_zero:Q", text=alt.Text("at_zero:Q", format=".0%")),
         data=zeros,
-    ).properties(width=_WIDTH * 0.7, height=alt.Step(28), title="users at 0")
+    ).properties(width=_WIDTH * 0.7, height=alt.Step(28), title=f"{unit} at 0")
     nonzero = data.filter(pl.col(metric) != 0).select(system, metric)
     # no user at 0 at all: an all-empty share panel says nothing, so the box plot stands alone
     any_zero = bool(zeros["n_zero"].sum())
-    users = f"{metric} of users above 0" if any_zero else metric
+    users = f"{metric} of {unit} above 0" if any_zero else metric
     x = alt.X(f"{metric}:Q", title=users)
     boxes = alt.layer(
         alt.Chart()
@@ -524,7 +536,7 @@ def plot_distribution(
     ).properties(
         width=_WIDTH * (1.3 if any_zero else 2.0),
         height=alt.Step(28),
-        title="users above 0 (tick: mean)" if any_zero else "every user (tick: mean)",
+        title=f"{unit} above 0 (tick: mean)" if any_zero else f"all {unit} (tick: mean)",
     )
     chart = alt.hconcat(
         *([share, boxes] if any_zero else [boxes]), title=title or f"{metric} per user, by {system}"

@@ -47,6 +47,7 @@ from scipy import optimize, stats
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._measures._catalog import reads_truth
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
+from polars_rankmetrics._progress import stage
 from polars_rankmetrics.analysis._stats import FloatArray
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 
@@ -406,9 +407,18 @@ def _coefficients(
     if key not in _SOLVED:
         if len(_SOLVED) > 256:
             _SOLVED.clear()
-        _SOLVED[key] = _solve(
-            label, n_items, n_sampled, correction=correction, gamma=gamma, conventions=conventions
+        what = (
+            f"sampled_metrics: the {correction} correction of {label} (N={n_items}, n={n_sampled})"
         )
+        with stage(what):
+            _SOLVED[key] = _solve(
+                label,
+                n_items,
+                n_sampled,
+                correction=correction,
+                gamma=gamma,
+                conventions=conventions,
+            )
     return _SOLVED[key]
 
 

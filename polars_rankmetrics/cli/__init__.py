@@ -17,15 +17,27 @@ SIGPIPE, and no message.
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 
 from polars.exceptions import PolarsError
 
+from polars_rankmetrics._progress import logger
 from polars_rankmetrics.cli import compare, demo, evaluate, gate, kaggle, trec
-from polars_rankmetrics.cli._common import CliError, Parser, cli_words, one_line, warn
+from polars_rankmetrics.cli._common import (
+    CliError,
+    Parser,
+    cli_words,
+    one_line,
+    progress,
+    shows_progress,
+    warn,
+)
 
 __all__ = ["COMMANDS", "STDOUT_CLOSED", "build_parser", "main"]
 
@@ -85,6 +97,30 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as done:  # --help (0) or a usage error, already printed on one line
         return done.code if isinstance(done.code, int) else 2
     name = args.command
+    args.started = time.perf_counter()
+    # the library's own stages (a comparison's resampling, ...) join the command's progress
+    relay = _ProgressRelay(args, name)
+    if shows_progress(args):
+        logger.addHandler(relay)
+        logger.setLevel(logging.INFO)
+    try:
+        return _run(args, name)
+    finally:
+        logger.removeHandler(relay)
+
+
+class _ProgressRelay(logging.Handler):
+    """The library's log lines, printed as the command's progress lines."""
+
+    def __init__(self, args: argparse.Namespace, command: str) -> None:
+        super().__init__(level=logging.INFO)
+        self.args, self.command = args, command
+
+    def emit(self, record: logging.LogRecord) -> None:
+        progress(self.args, self.command, record.getMessage())
+
+
+def _run(args: argparse.Namespace, name: str) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -104,6 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return 2
     for warning in caught:
         warn(name, cli_words(str(warning.message), args.command_parser))
+    progress(args, name, f"done in {time.perf_counter() - args.started:.1f} s")
     return status
 
 

@@ -21,6 +21,7 @@ import argparse
 import os
 import re
 import sys
+import time
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -84,10 +85,16 @@ def warn(command: str, message: str) -> None:
     print(f"rankmetrics {command}: warning: {one_line(message)}", file=sys.stderr)
 
 
+def shows_progress(args: argparse.Namespace) -> bool:
+    """Progress goes to stderr only when asked (``--progress``) or attached to a terminal."""
+    return bool(getattr(args, "progress", False)) or sys.stderr.isatty()
+
+
 def progress(args: argparse.Namespace, command: str, message: str) -> None:
-    """Tell a waiting person what runs, on stderr: only on a terminal or with ``--progress``."""
-    if getattr(args, "progress", False) or sys.stderr.isatty():
-        print(f"rankmetrics {command}: {message}", file=sys.stderr, flush=True)
+    """Tell a waiting person what runs, with the seconds since the command started."""
+    if shows_progress(args):
+        elapsed = time.perf_counter() - getattr(args, "started", time.perf_counter())
+        print(f"rankmetrics {command} [{elapsed:5.1f} s]: {message}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- advice in CLI words

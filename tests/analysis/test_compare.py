@@ -544,3 +544,21 @@ def test_compare_takes_every_metric_string_and_convention_evaluate_takes(
     means = prm.evaluate(recs, truth, ["recall@2"], by="model", conventions=first, **options)
     own = result.filter(pl.col("baseline").is_null()).sort("system")
     assert own.get_column("mean").to_list() == means.sort("model").get_column("recall@2").to_list()
+
+
+def test_resampling_logs_its_stage_through_logging(caplog: pytest.LogCaptureFixture) -> None:
+    scores = pl.DataFrame(
+        {"model": ["a"] * 4 + ["b"] * 4, "user": [1, 2, 3, 4] * 2,
+         "ap": [0.1, 0.2, 0.3, 0.2, 0.3, 0.5, 0.4, 0.6]}
+    )  # fmt: skip
+    with caplog.at_level("INFO", logger="polars_rankmetrics"):
+        prm.compare_per_user(scores, baseline="a", test="randomization", n_resamples=100)
+    messages = [record.getMessage() for record in caplog.records]
+    assert (
+        messages[0] == "compare: 1 metric(s) x 1 group(s), test='randomization', 100 resamples ..."
+    )
+    assert messages[1].startswith(messages[0][:-4] + ": done in ")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="polars_rankmetrics"):
+        prm.compare_per_user(scores, baseline="a")  # nothing resampled: nothing logged
+    assert caplog.records == []

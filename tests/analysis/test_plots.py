@@ -441,3 +441,22 @@ def test_without_altair_the_error_names_the_extra(
 def test_charts_are_json_serialisable(curves: pl.DataFrame) -> None:
     # users save to .html/.json too: the spec must be plain JSON
     json.dumps(plots.plot_curves(curves).to_dict())
+
+
+def test_trec_charts_say_queries(tmp_path: Path) -> None:
+    per_query = pl.DataFrame(
+        {"model": ["bm25"] * 3 + ["dense"] * 3, "user": [1, 2, 3] * 2,
+         "map": [0.0, 0.3, 0.5, 0.2, 0.0, 0.9]}
+    )  # fmt: skip
+    compared = prm.compare_per_user(per_query, baseline="bm25")
+    comparison = render(plot_comparison(compared, unit="queries"), tmp_path / "c.png")
+    distribution = render(plot_distribution(per_query, "map", unit="queries"), tmp_path / "d.png")
+    curves = pl.DataFrame(
+        {"model": ["bm25"] * 2, "metric": ["map"] * 2, "k": [1, 2], "value": [0.1, 0.2]}
+    )
+    curve = render(plot_curves(curves, unit="queries"), tmp_path / "k.png")
+    titles = axis_titles(comparison) | axis_titles(distribution) | axis_titles(curve)
+    assert "mean over queries (with confidence interval)" in titles
+    assert "share of queries with map = 0" in titles
+    assert "mean over queries" in titles
+    assert not [title for title in titles if "user" in title]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -190,7 +191,27 @@ def test_progress_only_when_asked_or_on_a_terminal(
     assert main(["demo", "--users", "30", "--format", "csv"]) == 0
     assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
     assert main(["demo", "--users", "30", "--format", "csv", "--progress"]) == 0
-    assert "generating the sample for 30 users" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "generating the sample for 30 users" in err
+    # each line says the seconds since the command started; the last one the total
+    lines = err.strip().splitlines()
+    assert all(re.match(r"rankmetrics demo \[ *\d+\.\d s\]: ", line) for line in lines), lines
+    assert re.search(r"done in \d+\.\d s$", lines[-1])
+
+
+def test_progress_relays_the_library_stages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = prm.sample_data(n_users=60, n_items=50)
+    sample.recs.write_parquet(tmp_path / "recs.parquet")
+    sample.truth.write_parquet(tmp_path / "truth.parquet")
+    args = ["compare", str(tmp_path / "recs.parquet"), str(tmp_path / "truth.parquet"),
+            "-m", "ndcg@10", "--score", "score", "--test", "tukey_hsd", "--n-resamples", "200",
+            "--progress"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "test='tukey_hsd', 200 resamples ..." in err
+    assert re.search(r"200 resamples: done in \d+\.\d s", err)
 
 
 # ---------------------------------------------------------------- one id rule

@@ -151,21 +151,10 @@ def test_charts_page_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     # the page's code is what made the pictures in docs/img: it must keep running
     pytest.importorskip("altair")
     pytest.importorskip("vl_convert")
-    import polars as pl  # noqa: PLC0415
-
     blocks = re.findall(r"```python\n(.+?)```", (ROOT / "docs" / "charts.md").read_text(), re.S)
     assert len(blocks) == 6
     monkeypatch.chdir(tmp_path)
-    # compare() is not written yet: the last block gets a frame of its shape
-    comparison = pl.DataFrame(
-        {
-            "system": ["popularity", "two_tower"], "metric": ["ndcg@10"] * 2, "n": [900, 900],
-            "mean": [0.19, 0.37], "ci_low": [0.18, 0.35], "ci_high": [0.20, 0.39],
-            "diff": [None, 0.18], "diff_ci_low": [None, 0.16], "diff_ci_high": [None, 0.20],
-            "p_adjusted": [None, 1e-9], "significant": [None, True],
-        }
-    )  # fmt: skip
-    namespace: dict[str, object] = {"comparison": comparison}
+    namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "charts.md", "exec"), namespace)
     saved = sorted(path.name for path in tmp_path.glob("*.png"))

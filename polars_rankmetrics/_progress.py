@@ -1,0 +1,35 @@
+"""Progress of the long calls, through the standard ``logging`` module.
+
+The library prints nothing by itself. Its long steps (a comparison's
+resampling, a Spark evaluation, solving a sampled-metric correction) log a
+line when they start and when they end, with the seconds taken, to the
+``polars_rankmetrics`` logger at level INFO. To see them::
+
+    import logging
+    logging.basicConfig(level=logging.INFO)  # or attach a handler to "polars_rankmetrics"
+
+The command line shows the same stages with ``--progress`` (or on a terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["logger", "stage"]
+
+logger = logging.getLogger("polars_rankmetrics")
+
+
+@contextmanager
+def stage(what: str) -> Iterator[None]:
+    """Log ``what`` when it starts and ``what: done in X s`` when it ends (level INFO)."""
+    if not logger.isEnabledFor(logging.INFO):
+        yield
+        return
+    start = time.perf_counter()
+    logger.info("%s ...", what)
+    yield
+    logger.info("%s: done in %.1f s", what, time.perf_counter() - start)

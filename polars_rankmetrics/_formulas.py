@@ -151,6 +151,16 @@ def reciprocal_rank(first: pl.Expr) -> pl.Expr:
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
 
+def precision_at_hit(hit_index: pl.Expr, position: pl.Expr) -> pl.Expr:
+    """P@i of a found item: its place j among the found items over its position i.
+
+    The term AP sums over the found items (``precision_sum``), in every plan
+    that computes AP: ``evaluate``'s hits table, the public expression, the
+    curve steps and trec_eval's per-query plan.
+    """
+    return hit_index.cast(pl.Float64) / position.cast(pl.Float64)
+
+
 def average_precision(
     precision_sum: pl.Expr,
     hits: pl.Expr,

@@ -41,16 +41,31 @@ from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
     Partial,
+    TrecFamily,
     register,
+    register_trec,
 )
 from polars_rankmetrics._measures.precision import hit_count, hit_count_state
+from polars_rankmetrics._pipeline.trec_plan import (
+    LONG_CUTOFFS,
+    OFFICIAL,
+    Plan,
+    R,
+    Request,
+    cumulative,
+    found,
+    rank,
+    rel,
+    when_positive,
+)
 
 
 def _partials(ctx: Context) -> list[Partial]:
     if ctx.tie_average:
         return [*hit_count(ctx), Partial(ctx.name("ap"), _expected_precision_sum(ctx))]
     # the j-th relevant hit (in rank order) at position i contributes P@i = j / i
-    precision_sum = (pl.col(HIT_INDEX) / pl.col(ctx.rank)).filter(ctx.hits()).sum()
+    term = formula.precision_at_hit(pl.col(HIT_INDEX), pl.col(ctx.rank))
+    precision_sum = term.filter(ctx.hits()).sum()
     return [*hit_count(ctx), Partial(ctx.name("ap"), precision_sum)]
 
 
@@ -103,7 +118,8 @@ def _curve(ctx: Context) -> CurveStep:
     every k (the divisor).
     """
     n_relevant = pl.col(N_RELEVANT)
-    term = pl.when(pl.col(RELEVANT)).then(pl.col(HIT_INDEX) / pl.col(ctx.rank)).otherwise(0.0)
+    at_hit = formula.precision_at_hit(pl.col(HIT_INDEX), pl.col(ctx.rank))
+    term = pl.when(pl.col(RELEVANT)).then(at_hit).otherwise(0.0)
     states = (hit_count_state(ctx), CurveState(ctx.name("ap"), "hits", term))
     precision_sum, hits = pl.col(ctx.name("ap")), pl.col(ctx.name("hits"))
     denominator = ctx.conventions.denominator
@@ -134,3 +150,27 @@ AVERAGE_PRECISION = register(
         "(denominator convention); MAP is its mean",
     )
 )
+
+
+# ---------------------------------------------------------------- trec_eval's twin (m_map.c)
+
+
+def trec_average_precision(plan: Plan, cutoff: float | None = None) -> pl.Expr:
+    """AP of one query in trec_eval's plan: the same terms, over R (0 when R = 0)."""
+    plan.row("_found", cumulative(rel))
+    take = rel if cutoff is None else rel & (rank <= cutoff)
+    total = formula.precision_at_hit(found, rank).filter(take).sum()
+    return formula.average_precision(total, take.sum(), R, None, "relevant")
+
+
+def _trec_map(plan: Plan, request: Request) -> None:
+    """Map (AP over all relevant) and map_cut_k (AP to rank k)."""
+    if request.family == "map":
+        plan.value(request.names[0], trec_average_precision(plan))
+        return
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, when_positive(R, trec_average_precision(plan, k)))
+
+
+register_trec(TrecFamily("map", 5, _trec_map, sets=OFFICIAL, metric="map"))
+register_trec(TrecFamily("map_cut", 27, _trec_map, "cut_long", LONG_CUTOFFS, metric="map@{k}"))

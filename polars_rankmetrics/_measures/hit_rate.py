@@ -34,9 +34,22 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._curve import CurveStep
-from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, Partial, register
+from polars_rankmetrics._measures._registry import (
+    N_RELEVANT,
+    Context,
+    Measure,
+    Partial,
+    TrecFamily,
+    register,
+    register_trec,
+)
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
 from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
+from polars_rankmetrics._pipeline.trec_plan import (
+    Plan,
+    Request,
+    hits_at,
+)
 
 
 def _hit_partials(ctx: Context) -> list[Partial]:
@@ -88,4 +101,18 @@ N_RELEVANT_RETRIEVED = register(
         doc="n_relevant_retrieved@k = hits@k, the COUNT of relevant items in the top k "
         "(ranx's hits@k; here hits@k is the hit rate)",
     )
+)
+
+
+# ---------------------------------------------------------------- trec_eval's twin
+
+
+def _trec_success(plan: Plan, request: Request) -> None:
+    """success_k (m_success.c): 1 when a relevant document is in the top k."""
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, formula.hit_rate(hits_at(k)))
+
+
+register_trec(
+    TrecFamily("success", 29, _trec_success, "cut_long", (1.0, 5.0, 10.0), metric="hit_rate@{k}")
 )

@@ -35,7 +35,20 @@ from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
     Partial,
+    TrecFamily,
     register,
+    register_trec,
+)
+from polars_rankmetrics._pipeline.trec_plan import (
+    LONG_CUTOFFS,
+    OFFICIAL,
+    Plan,
+    R,
+    Request,
+    code,
+    hits_at,
+    rank,
+    when_positive,
 )
 
 
@@ -87,3 +100,34 @@ PRECISION = register(
         doc="precision@k = hits@k / k (short lists: missing slots are misses)",
     )
 )
+
+
+# ---------------------------------------------------------------- trec_eval's twin
+
+
+def _trec_precision(plan: Plan, request: Request) -> None:
+    """P_k (m_P.c): relevant in the top k, over k."""
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, formula.precision(hits_at(k), int(k)))
+
+
+def _trec_relative_precision(plan: Plan, request: Request) -> None:
+    """relative_P_k (m_relative_P.c): relevant in the top k, over min(R, k)."""
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, when_positive(R, hits_at(k) / pl.min_horizontal(R, k)))
+
+
+def _trec_unjudged(plan: Plan, request: Request) -> None:
+    """unj_k (m_unj.c): documents without a judgement in the top k, over k."""
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, ((code < 0) & (rank <= k)).sum().cast(pl.Float64) / k)
+
+
+register_trec(
+    TrecFamily(
+        "P", 11, _trec_precision, "cut_long", LONG_CUTOFFS, sets=OFFICIAL,
+        metric="precision@{k}",
+    )
+)  # fmt: skip
+register_trec(TrecFamily("relative_P", 28, _trec_relative_precision, "cut_long", LONG_CUTOFFS))
+register_trec(TrecFamily("unj", 38, _trec_unjudged, "cut_long", (5.0, 10.0, 20.0), missing=0.0))

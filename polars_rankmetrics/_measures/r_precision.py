@@ -33,7 +33,18 @@ from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
     Partial,
+    TrecFamily,
     register,
+    register_trec,
+)
+from polars_rankmetrics._pipeline.trec_plan import (
+    OFFICIAL,
+    Plan,
+    R,
+    Request,
+    hits_at,
+    num_ret,
+    when_positive,
 )
 
 
@@ -58,3 +69,30 @@ R_PRECISION = register(
         doc="R-precision = relevant items within positions 1..m_u, / m_u",
     )
 )
+
+
+# ---------------------------------------------------------------- trec_eval's twin
+
+
+def _trec_r_precision(plan: Plan, request: Request) -> None:
+    """Rprec: precision at R (relevant in the top min(R, num_ret), over R)."""
+    look = pl.min_horizontal(num_ret, R)
+    plan.value(request.names[0], when_positive(look, formula.r_precision(hits_at(look), R)))
+
+
+register_trec(TrecFamily("Rprec", 7, _trec_r_precision, sets=OFFICIAL, metric="r_precision"))
+
+
+def _trec_rprec_mult(plan: Plan, request: Request) -> None:
+    """Rprec_mult_x: precision at floor(x * R + 0.9) documents."""
+    for name, fraction in zip(request.names, request.cutoffs, strict=True):
+        cutoff = (fraction * R + 0.9).floor()
+        plan.value(name, when_positive(cutoff, hits_at(cutoff) / cutoff))
+
+
+register_trec(
+    TrecFamily(
+        "Rprec_mult", 16, _trec_rprec_mult, "cut_double",
+        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    )
+)  # fmt: skip

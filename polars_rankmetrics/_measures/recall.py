@@ -31,8 +31,23 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._curve import CurveStep
-from polars_rankmetrics._measures._registry import N_RELEVANT, Context, Measure, register
+from polars_rankmetrics._measures._registry import (
+    N_RELEVANT,
+    Context,
+    Measure,
+    TrecFamily,
+    register,
+    register_trec,
+)
 from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
+from polars_rankmetrics._pipeline.trec_plan import (
+    LONG_CUTOFFS,
+    Plan,
+    R,
+    Request,
+    hits_at,
+    when_positive,
+)
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
@@ -55,3 +70,15 @@ RECALL = register(
         doc="recall@k = hits@k / m_u (m_u: the user's number of relevant items)",
     )
 )
+
+
+# ---------------------------------------------------------------- trec_eval's twin
+
+
+def _trec_recall(plan: Plan, request: Request) -> None:
+    """recall_k (m_recall.c): relevant in the top k, over R (0 when R = 0)."""
+    for name, k in zip(request.names, request.cutoffs, strict=True):
+        plan.value(name, when_positive(R, formula.recall(hits_at(k), R)))
+
+
+register_trec(TrecFamily("recall", 13, _trec_recall, "cut_long", LONG_CUTOFFS, metric="recall@{k}"))

@@ -36,9 +36,18 @@ from polars_rankmetrics._measures._registry import (
     Context,
     Measure,
     Partial,
+    TrecFamily,
     register,
+    register_trec,
 )
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
+from polars_rankmetrics._pipeline.trec_plan import (
+    OFFICIAL,
+    Plan,
+    Request,
+    rank,
+    rel,
+)
 
 
 def first_hit(ctx: Context) -> list[Partial]:
@@ -82,3 +91,14 @@ RECIPROCAL_RANK = register(
         doc="RR@k = 1 / position of the first relevant item within k (0 if none); MRR its mean",
     )
 )
+
+
+# ---------------------------------------------------------------- trec_eval's twin
+
+
+def _trec_recip_rank(plan: Plan, request: Request) -> None:
+    """1 / rank of the first relevant document."""
+    plan.value(request.names[0], formula.reciprocal_rank(rank.filter(rel).min()))
+
+
+register_trec(TrecFamily("recip_rank", 9, _trec_recip_rank, sets=OFFICIAL, metric="mrr"))

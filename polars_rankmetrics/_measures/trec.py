@@ -24,7 +24,10 @@ trec`` computes (``gm_map``, ``iprec_at_recall``, ``11pt_avg``, ``rbp``,
 both read the one formula of each measure below (:func:`floored_log`,
 :func:`interpolated_precision`, :func:`bpref_term`, :func:`infap_term`,
 :func:`rbp_weight`, :func:`rbp_residual`). The rest of trec_eval's measures are
-declared in ``trec_counts``, ``trec_ranked`` and ``trec_ndcg``.
+declared beside their ``evaluate`` twins (``average_precision``,
+``precision``, ``recall``, ``hit_rate``, ``r_precision``,
+``reciprocal_rank``) or in ``trec_counts``, ``trec_ranked`` and
+``trec_ndcg``.
 
 Notes
 -----
@@ -71,12 +74,15 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
 )
-from polars_rankmetrics._measures.average_precision import AVERAGE_PRECISION
+from polars_rankmetrics._measures.average_precision import (
+    AVERAGE_PRECISION,
+    trec_average_precision,
+)
 from polars_rankmetrics._pipeline.trec_plan import (
+    OFFICIAL,
     Plan,
     R,
     Request,
-    average_precision,
     code,
     cumulative,
     custom_gains,
@@ -93,7 +99,6 @@ from polars_rankmetrics._pipeline.trec_plan import (
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 INFAP_EPSILON = 0.00001
-_OFFICIAL = ("official", "all_trec")
 
 # ---------------------------------------------------------------- the formulas
 
@@ -455,7 +460,7 @@ GM_BPREF = register(_geometric_mean(BPREF, name="gm_bpref", label="bpref"))
 
 
 def _trec_gm_map(plan: Plan, request: Request) -> None:
-    plan.value(request.names[0], floored_log(average_precision(plan)))
+    plan.value(request.names[0], floored_log(trec_average_precision(plan)))
 
 
 def _trec_interpolated(plan: Plan, fraction: float) -> pl.Expr:
@@ -536,13 +541,13 @@ def _trec_rbp(plan: Plan, request: Request) -> None:
 register_trec(
     TrecFamily(
         "gm_map", 6, _trec_gm_map, summary="geometric_mean", per_query=False,
-        sets=_OFFICIAL, metric="gm_map",
+        sets=OFFICIAL, metric="gm_map",
     )
 )  # fmt: skip
-register_trec(TrecFamily("bpref", 8, _trec_bpref, sets=_OFFICIAL, metric="bpref"))
+register_trec(TrecFamily("bpref", 8, _trec_bpref, sets=OFFICIAL, metric="bpref"))
 register_trec(
     TrecFamily(
-        "iprec_at_recall", 10, _trec_iprec, "cut_double", RECALL_LEVELS, sets=_OFFICIAL,
+        "iprec_at_recall", 10, _trec_iprec, "cut_double", RECALL_LEVELS, sets=OFFICIAL,
         metric="iprec(recall={k:g})",
     )
 )  # fmt: skip

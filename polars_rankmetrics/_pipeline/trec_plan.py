@@ -33,10 +33,11 @@ from polars_rankmetrics import _formulas as formula
 
 __all__ = [
     "KEYS",
+    "LONG_CUTOFFS",
+    "OFFICIAL",
     "Plan",
     "R",
     "Request",
-    "average_precision",
     "code",
     "cumulative",
     "custom_gains",
@@ -58,6 +59,9 @@ __all__ = [
 ]
 
 KEYS = ["_run", "_user"]
+# the measure sets of trec_eval's -m official and all_trec, and its long list of cutoffs
+OFFICIAL = ("official", "all_trec")
+LONG_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
 
 rank = pl.col("_rank").cast(pl.Float64)
 code = pl.col("_code")
@@ -146,17 +150,6 @@ def when_positive(test: pl.Expr, value: pl.Expr) -> pl.Expr:
 
 
 # ---------------------------------------------------------------- shared by several families
-
-
-def average_precision(plan: Plan, cutoff: float | None = None) -> pl.Expr:
-    """Sum of precision at each relevant document (to the cutoff) over all relevant.
-
-    evaluate's formula with trec_eval's denominator, R (0 when R = 0).
-    """
-    plan.row("_found", cumulative(rel))
-    take = rel if cutoff is None else rel & (rank <= cutoff)
-    total = (found / rank).filter(take).sum()
-    return formula.average_precision(total, take.sum(), R, None, "relevant")
 
 
 def judged_flags(plan: Plan) -> tuple[pl.Expr, pl.Expr, pl.Expr]:

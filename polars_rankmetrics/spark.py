@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -56,6 +56,7 @@ from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
+from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
     Conventions,
@@ -147,6 +148,8 @@ class _Plan:
     lists: _Lists | None
     per_user: bool
     out_schema: pa.Schema
+    # the debiased measures' item counts over all the interactions (estimated propensities)
+    popularity: pl.DataFrame | None = None
 
 
 def evaluate(
@@ -332,7 +335,7 @@ def evaluate(
         history_columns = [*(n for n in by_list if n in interactions.columns), user, item]
         history_in = interactions.select(*(_col(name) for name in history_columns))
     catalog = None
-    if items is not None and "catalog" in reads:
+    if items is not None and _reads_items(reads, given["propensity"]):
         catalog = _collect_catalog(items)
         # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
         _evaluate_polars(
@@ -374,9 +377,40 @@ def evaluate(
         lists=lists,
         per_user=per_user,
         out_schema=to_arrow_schema(partial_schema, timezone="UTC", prefers_large_types=large),
+        popularity=_popularity_counts(
+            interactions if "propensity" in reads and given["propensity"] is None else None,
+            user=user,
+            item=item,
+        ),
     )
     partials = _bucketed(plan, recs_in, truth_in, history_in, buckets=buckets)
     return _results(partials, plan, final)
+
+
+def _reads_items(reads: Collection[str], propensity: str | None) -> bool:
+    """Whether the buckets read the whole catalog: its measures, or a propensity column."""
+    return "catalog" in reads or ("propensity" in reads and propensity is not None)
+
+
+def _popularity_counts(
+    interactions: DataFrame | None, *, user: str, item: str
+) -> pl.DataFrame | None:
+    """n_i, the distinct users with each item, over all the interactions (one Spark job).
+
+    Estimated propensities read n_i / max_j n_j: a bucket holds only its users'
+    interactions, so the counts and their largest are taken here, once, and
+    sent with every task (one row per item). ``None`` without interactions.
+    """
+    if interactions is None:
+        return None
+    counts = (
+        interactions.select(_col(user), _col(item))
+        .distinct()
+        .groupBy(_col(item))
+        .agg(F.count(F.lit(1)).cast("double").alias(POPULARITY_COUNT))
+    )
+    with _unwrapped_errors():
+        return _frame(counts.toArrow())
 
 
 def _bucketed(
@@ -797,7 +831,7 @@ def _per_user_parts(
     compute = _evaluate_polars if plan.per_user else per_user_parts
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
     inputs: dict[str, Any] = {"interactions": history, "items": catalog, "category": plan.category}
-    with _marked_errors():
+    with _marked_errors(), counted_popularity(plan.popularity):
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)
     if not plan.renames:
         return result

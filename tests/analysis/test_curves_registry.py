@@ -25,7 +25,11 @@ HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
 # equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
-CUTOFF = [m for m in all_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
+CUTOFF = [
+    m
+    for m in all_measures()
+    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is not None
+]
 LISTS = [m.name for m in all_measures() if "beyond_accuracy" in m.inputs]
 NO_CUTOFF = [m.name for m in all_measures() if m.cutoff == "none"]
 # each measure by its name (the parameters' defaults), and parameters written out

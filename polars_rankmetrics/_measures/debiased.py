@@ -10,7 +10,7 @@ relevant hit is weighted by ``w_i = 1 / max(p_i, clip)``:
   and ``ips_hits@k = sum_{relevant i <= k} w_i`` are unbiased: where each
   relevant pair of a full truth is observed with probability p_i (and
   ``p_i >= clip``), their expectation over the observations is the full
-  truth's DCG@k and hits@k (Yang et al. 2018, eq. 8; Schnabel et al. 2016).
+  truth's DCG@k and hits@k (Yang et al. 2018; Schnabel et al. 2016).
   The ratios keep the plain measure's denominator: ``ips_recall@k =
   ips_hits@k / m_u``, ``ips_precision@k = ips_hits@k / k``, ``ips_ndcg@k =
   ips_dcg@k / IDCG@k`` (the observed truth's ideal DCG, as ``ndcg``).
@@ -48,7 +48,7 @@ cost of a downward bias on those items.
 
 References
 ----------
-Yang, Cui, Sun, Liu, Wang & Belongie, "Unbiased offline recommender
+Yang, Cui, Xuan, Wang, Belongie & Estrin, "Unbiased offline recommender
 evaluation for missing-not-at-random implicit feedback" (RecSys 2018);
 Swaminathan & Joachims, "The self-normalized estimator for counterfactual
 learning" (NeurIPS 2015); Schnabel, Swaminathan, Singh, Chandak & Joachims,

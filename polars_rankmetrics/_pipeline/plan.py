@@ -394,6 +394,8 @@ def _propensities(
         in_memory=isinstance(described.items, pl.DataFrame),
     )
     checks.extend(table_checks)
+    # read twice (the hits, the relevant truth): computed once
+    table = table.cache()
     if described.propensity is not None:
         relevant = truth_lf
         if roles.relevance is not None:

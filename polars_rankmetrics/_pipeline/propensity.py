@@ -129,11 +129,8 @@ def item_propensities(
         schema = history.collect_schema()
         v.require_columns(schema, {"user": user, "item": item}, frame="interactions")
         v.key_dtype(item_dtype, schema[item], key=item)
-        counts = (
-            history.select(user, item)
-            .unique()
-            .group_by(item)
-            .agg(pl.len().cast(pl.Float64).alias(POPULARITY_COUNT))
+        counts = history.group_by(item).agg(
+            pl.col(user).n_unique().cast(pl.Float64).alias(POPULARITY_COUNT)
         )
     share = pl.col(POPULARITY_COUNT) / pl.col(POPULARITY_COUNT).max()
     table = counts.select(

@@ -20,6 +20,10 @@ item's exposure x_i (how many of its users' top-k lists hold the item) and
 its number of users with a list, which add up exactly across buckets since
 every user is in one; Spark adds them and the group values follow.
 
+The debiased measures (``ips_*``, ``snips_*``) read each item's propensity:
+estimated, from n_i / max_j n_j over the whole ``interactions``, counted by
+Spark once and sent to every bucket; given, from the whole ``items`` catalog.
+
 Install with ``pip install "polars_rankmetrics[spark]"``; the executors need
 the package (and Polars) installed too.
 """
@@ -786,7 +790,7 @@ def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, side_table: pa.Table) ->
     truth, history = _split(plan, _frame(side_table))
     if _ORDER in recs.columns:
         recs = recs.sort(_ORDER).drop(_ORDER)
-    catalog = _bucket_catalog(plan, recs, history)
+    catalog = _bucket_catalog(plan, recs, history, truth)
     with_groups, placeholder = _with_every_group(plan, recs, truth)
     per_user = _per_user_parts(plan, with_groups, truth, history, catalog)
     if placeholder is not None:
@@ -895,12 +899,13 @@ def _key(column: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _bucket_catalog(
-    plan: _Plan, recs: pl.DataFrame, history: pl.DataFrame | None
+    plan: _Plan, recs: pl.DataFrame, history: pl.DataFrame | None, truth: pl.DataFrame | None
 ) -> pl.DataFrame | None:
     """The catalog rows of this bucket's items (and the first one, for a placeholder row).
 
     The catalog was checked whole on the driver; the items it lacks are still
-    this bucket's to report, as on one machine.
+    this bucket's to report, as on one machine. With a propensity column (the
+    debiased measures), the truth's items too: each relevant one needs its row.
     """
     if plan.catalog is None:
         return None
@@ -911,6 +916,8 @@ def _bucket_catalog(
     seen = [recs.select(_key(plan.item, dtype).alias(_ITEM))]
     if history is not None:
         seen.append(history.select(_key(plan.item, dtype).alias(_ITEM)))
+    if truth is not None and plan.options.get("propensity") is not None:
+        seen.append(truth.select(_key(plan.item, dtype).alias(_ITEM)))
     seen.append(catalog.head(1).select(_key(plan.item, dtype).alias(_ITEM)))
     wanted = pl.concat(seen, how="vertical_relaxed").unique()
     keyed = catalog.with_columns(_key(plan.item, dtype).alias(_ITEM))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 import pytest
@@ -370,3 +371,44 @@ def test_inputs_are_not_mutated_and_lazy_agrees() -> None:
     assert eager.equals(lazy)
     assert items.equals(ITEMS)
     assert truth.equals(TRUTH)
+
+
+@pytest.mark.spark
+def test_spark_reads_the_whole_interactions_and_catalog(spark: Any) -> None:
+    """Each bucket holds some users: n_i and max n_j still come from every interaction."""
+    from polars_rankmetrics import spark as prs  # noqa: PLC0415 - only with pyspark
+
+    rng = random.Random(3)
+    recs = pl.DataFrame(
+        [(u, i, r) for u in range(40) for r, i in enumerate(rng.sample(range(30), 6), 1)],
+        schema=["user", "item", "rank"],
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        [(u, i) for u in range(40) for i in rng.sample(range(30), 4)],
+        schema=["user", "item"],
+        orient="row",
+    )
+    history = pl.DataFrame(
+        [(rng.randrange(60), min(rng.randrange(30), rng.randrange(30))) for _ in range(400)],
+        schema=["user", "item"],
+        orient="row",
+    )
+    items = pl.DataFrame({"item": list(range(30)), "p": [0.05 + i / 40 for i in range(30)]})
+    labels = [f"{family}_{base}@5" for family in ("ips", "snips") for base in BASES]
+    for side in ({"interactions": history}, {"items": items, "propensity": "p"}):
+        want = prm.evaluate(recs, truth, labels, **side)  # type: ignore[arg-type]
+        spark_side = {
+            name: spark.createDataFrame(value.to_arrow()) if name == "interactions" else value
+            for name, value in side.items()
+        }
+        got = prs.evaluate(
+            spark.createDataFrame(recs.to_arrow()),
+            spark.createDataFrame(truth.to_arrow()),
+            labels,
+            n_buckets=4,
+            **spark_side,
+        )
+        row = got.collect()[0].asDict()
+        for label in labels:
+            assert row[label] == pytest.approx(want[label].item(), rel=1e-12), label

@@ -42,6 +42,11 @@ Relevance: binary measures weigh the relevant items (grade > 0, and >=
 Ties: ranks come given or from scores under ``ties``; ``ties="average"`` is
 refused. Users: every user ``evaluate`` counts (a relevant truth item); a
 counted user without recommendations scores 0, and the metric is their mean.
+Peers: WarpRec's ``IPSRecall``, ``SNIPSRecall`` and ``IPSDCG`` are
+``ips_recall``, ``snips_recall`` and ``ips_dcg(clip=0.1)`` (its propensities
+are ours with gamma 0 and clip 0.1); its ``SNIPSDCG`` is ``snips_dcg / m_u``
+(ours is the plain DCG when every propensity is equal). ``ips_ndcg`` divides
+by the plain ideal DCG (a ratio estimator; WarpRec has no IPS nDCG).
 Clipping: a propensity below ``clip`` (an item without interactions has
 p = 0) is raised to it, which bounds the weights (and the variance) at the
 cost of a downward bias on those items.
@@ -52,7 +57,8 @@ Yang, Cui, Xuan, Wang, Belongie & Estrin, "Unbiased offline recommender
 evaluation for missing-not-at-random implicit feedback" (RecSys 2018);
 Swaminathan & Joachims, "The self-normalized estimator for counterfactual
 learning" (NeurIPS 2015); Schnabel, Swaminathan, Singh, Chandak & Joachims,
-"Recommendations as treatments: debiasing learning and evaluation" (ICML 2016).
+"Recommendations as treatments: debiasing learning and evaluation" (ICML 2016);
+WarpRec 1.4 ``warprec/evaluation/metrics/debiased/``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The debiased measures ``ips_*`` and ``snips_*`` (``_measures/debiased.py``).
 
 Checked against a hand-worked case, a plain-Python textbook under
-hypothesis-generated data (given and estimated propensities), RecPack's
-``IPSHitRateK`` (its formula re-derived here: RecPack is not installed), the
+hypothesis-generated data (given and estimated propensities), WarpRec's
+``IPSRecall``/``SNIPSRecall``/``IPSDCG``/``SNIPSDCG`` and RecPack's
+``IPSHitRateK`` (their formulas re-derived here: neither is installed), the
 identities of the definitions (SNIPS with equal propensities is the plain
 measure, IPS is the plain measure over p), and a simulation of the logging
 process: the mean of ``ips_dcg@k`` over many popularity-biased draws of the
@@ -268,6 +269,52 @@ def test_recpack_ips_hit_rate() -> None:
     recpack = scores / 30
     got = prm.evaluate(recs, truth, "ips_precision(clip=0.0001)@5", items=items, propensity="p")
     assert 5 * got.item() == pytest.approx(recpack, rel=1e-13)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _cases(),
+    st.sets(st.tuples(st.integers(0, 6), st.integers(0, 9)), min_size=1, max_size=25),
+)
+def test_warprec_ips_and_snips_recall_and_dcg(
+    case: tuple[pl.DataFrame, pl.DataFrame, dict[int, float], int, float],
+    pairs: set[tuple[int, int]],
+) -> None:
+    """WarpRec 1.4's ``IPSRecall``, ``SNIPSRecall``, ``IPSDCG`` and ``SNIPSDCG``, re-derived.
+
+    WarpRec (``warprec/evaluation/propensity.py``, ``metrics/debiased/``):
+    ``p_i = clamp((n_i / max_j n_j)^0.5, 0.1, 1)`` with n_i the item's training
+    interactions (distinct users here: the history has no repeated pair);
+    binary relevance; IPSRecall = sum over the top-k hits of 1/p, / m_u;
+    SNIPSRecall = the same / sum over the user's relevant items of 1/p;
+    IPSDCG = sum of (1/p) / log2(i + 1); SNIPSDCG = IPSDCG / the same sum. Ours
+    with ``gamma=0, clip=0.1``: the first three equal, and ``snips_dcg`` is m_u
+    times SNIPSDCG (ours equals the plain DCG when every propensity is equal).
+    """
+    recs, truth, _, k, _ = case
+    truth = truth.filter(pl.col("rel") > 0).select("user", "item")
+    history = pl.DataFrame(sorted(pairs), schema={"user": pl.Int64, "item": pl.Int64}, orient="row")
+    counts = {item: sum(1 for _, i in pairs if i == item) for item in range(10)}
+    largest = max(counts.values())
+    propensity = {item: min(max((n / largest) ** 0.5, 0.1), 1.0) for item, n in counts.items()}
+    labels = [
+        f"{name}(clip=0.1)@{k}" for name in ("ips_recall", "snips_recall", "ips_dcg", "snips_dcg")
+    ]
+    got = prm.evaluate(recs, truth, labels, interactions=history, per_user=True)
+    for row in got.to_dicts():
+        relevant = set(truth.filter(pl.col("user") == row["user"])["item"].to_list())
+        ranked = recs.filter(pl.col("user") == row["user"]).sort("rank")["item"].to_list()[:k]
+        hits = [(i, item) for i, item in enumerate(ranked, start=1) if item in relevant]
+        total = sum(1 / propensity[item] for item in relevant)
+        ips_dcg = sum(1 / propensity[item] / math.log2(i + 1) for i, item in hits)
+        warprec = {
+            "ips_recall": sum(1 / propensity[item] for _, item in hits) / len(relevant),
+            "snips_recall": sum(1 / propensity[item] for _, item in hits) / total,
+            "ips_dcg": ips_dcg,
+            "snips_dcg": len(relevant) * (ips_dcg / total),
+        }
+        for name, want in warprec.items():
+            assert row[f"{name}(clip=0.1)@{k}"] == pytest.approx(want, rel=1e-12, abs=1e-12)
 
 
 # ---------------------------------------------------------------- unbiasedness

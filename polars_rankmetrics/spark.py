@@ -326,7 +326,7 @@ def evaluate(
     recs_only_by = tuple(name for name in by_list if name not in shared_by)
     position = score if score is not None else rank
     recs_columns = list(dict.fromkeys([*by_list, user, item, position]))
-    grades = [relevance] if relevance is not None else []
+    grades = _truth_values(truth, relevance, given["propensity"])
     truth_columns = list(dict.fromkeys([*shared_by, user, item, *grades]))
     recs_in = recs.select(*(_col(name) for name in recs_columns))
     if conv.ties == "input":
@@ -389,6 +389,16 @@ def evaluate(
     )
     partials = _bucketed(plan, recs_in, truth_in, history_in, buckets=buckets)
     return _results(partials, plan, final)
+
+
+def _truth_values(
+    truth: DataFrame | None, relevance: str | None, propensity: str | None
+) -> list[str]:
+    """The truth's columns besides its keys: the grades, and a propensity of each truth pair."""
+    names = [relevance] if relevance is not None else []
+    if truth is not None and propensity is not None and propensity in truth.columns:
+        names.append(propensity)
+    return names
 
 
 def _reads_items(reads: Collection[str], propensity: str | None) -> bool:

@@ -28,8 +28,9 @@ sum of P@i when observations are independent (the hit's own indicator
 squared is itself, hence its 1). Neither is unbiased as a whole (a hit rate
 is a maximum, AP a ratio).
 
-Propensities (``evaluate(..., propensity="p")``): a column of ``items=``,
-every value in (0, 1]; else estimated from ``interactions=`` as ``p_i =
+Propensities (``evaluate(..., propensity="p")``): a column of ``items=``
+(one per item) or of the truth (one per relevant pair), every value in
+(0, 1]; else estimated from ``interactions=`` as ``p_i =
 (n_i / max_j n_j)^((gamma + 1) / 2)`` (Yang et al. 2018, eq. 15), n_i the
 number of distinct users with item i (``gamma`` applies only to estimated
 propensities). Parameters ``gamma`` (default 0: exponent 1/2) and ``clip``

@@ -21,6 +21,7 @@ from polars_rankmetrics._pipeline.hits import (
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
+from polars_rankmetrics._pipeline.propensity import join_keys
 from polars_rankmetrics._pipeline.truth import nonrelevant_counts, truth_statistics
 from polars_rankmetrics.conventions import Conventions
 
@@ -126,13 +127,12 @@ def per_user_partials(
         relevant_truth,
         requests=requests,
         user_keys=user_keys,
-        item=spec.item,
         propensities=propensities,
     )
     read_hits = hits
     if propensities is not None:
         # after the cache: the checks on the hit rows read the hits without them
-        read_hits = hits.join(propensities, on=spec.item, how="left")
+        read_hits = hits.join(propensities, on=join_keys(propensities), how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     per_user = expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
     if "n_nonrelevant" in inputs:
@@ -152,7 +152,6 @@ def _with_truth_partials(
     *,
     requests: Sequence[Request],
     user_keys: Sequence[str],
-    item: str,
     propensities: pl.LazyFrame | None,
 ) -> pl.LazyFrame:
     """The per-user statistics with the sums the measures declare over the relevant truth."""
@@ -165,7 +164,7 @@ def _with_truth_partials(
         return truth_stats
     rows = relevant_truth
     if propensities is not None:
-        rows = rows.join(propensities, on=item, how="left")
+        rows = rows.join(propensities, on=join_keys(propensities), how="left")
     sums = rows.group_by(user_keys).agg(
         partial.expr.alias(name) for name, partial in partials.items()
     )

@@ -96,9 +96,9 @@ class ListInputs(TypedDict, total=False):
     ``interactions``: the training history (novelty, arp, long_tail,
     calibration); ``items``: the item catalog (coverage, gini, ild,
     calibration); ``category``: its category column (ild, calibration);
-    ``propensity``: the column of ``items`` holding each item's propensity
-    (the debiased measures ``ips_*``/``snips_*``; ``None``: estimated from
-    ``interactions``).
+    ``propensity``: the column of ``items`` holding each item's propensity,
+    or of the truth holding each (user, item) pair's (the debiased measures
+    ``ips_*``/``snips_*``; ``None``: estimated from ``interactions``).
     """
 
     interactions: Any

@@ -63,7 +63,7 @@ from polars_rankmetrics._pipeline.options import EvaluateOptions, conventions_gi
 from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import counted_parts, judged_users, user_sets_check
-from polars_rankmetrics._pipeline.propensity import item_propensities, missing_check
+from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys, missing_check
 from polars_rankmetrics._pipeline.rank_cut import (
     largest_cutoff,
     lengths_in_rank_order,
@@ -336,7 +336,7 @@ def _truth_parts(
     # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
     levels = grade_levels(truth, truth_spec) if "ideal" in inputs else None
     propensities = (
-        _propensities(truth_lf, roles, truth_requests, described, checks)
+        _propensities(truth_lf, truth_spec, truth_requests, described, checks)
         if "propensity" in inputs
         else None
     )
@@ -378,29 +378,31 @@ def _truth_parts(
 
 def _propensities(
     truth_lf: pl.LazyFrame,
-    roles: Roles,
+    truth_spec: TruthSpec,
     requests: Sequence[Request],
     described: ListInputs,
     checks: Checks,
 ) -> pl.LazyFrame:
-    """Each item's propensity columns for the measures that read them; appends their checks."""
+    """The propensity table of the measures that read it (cached); appends its checks."""
     labels = [request.spec.label for request in requests if "propensity" in request.measure.inputs]
     table, table_checks = item_propensities(
         described,
-        item=roles.item,
-        item_dtype=truth_lf.collect_schema()[roles.item],
-        user=roles.user,
+        truth=truth_lf,
+        truth_keys=[*truth_spec.shared_by, truth_spec.user],
+        relevance=truth_spec.relevance,
+        item=truth_spec.item,
         labels=labels,
-        in_memory=isinstance(described.items, pl.DataFrame),
     )
     checks.extend(table_checks)
     # read twice (the hits, the relevant truth): computed once
     table = table.cache()
-    if described.propensity is not None:
+    if described.propensity is not None and join_keys(table) == [truth_spec.item]:
         relevant = truth_lf
-        if roles.relevance is not None:
-            relevant = truth_lf.filter(pl.col(roles.relevance).cast(pl.Float64) > 0)
-        checks.append(missing_check(relevant, table, item=roles.item, column=described.propensity))
+        if truth_spec.relevance is not None:
+            relevant = truth_lf.filter(pl.col(truth_spec.relevance).cast(pl.Float64) > 0)
+        checks.append(
+            missing_check(relevant, table, item=truth_spec.item, column=described.propensity)
+        )
     return table
 
 

@@ -76,7 +76,8 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     lists.add_argument("--category", help="category column of --items: ild, calibration")
     lists.add_argument(
         "--propensity",
-        help="propensity column of --items: ips_*/snips_* (default: estimated from --interactions)",
+        help="propensity column of --items or of the truth: ips_*/snips_* "
+        "(default: estimated from --interactions)",
     )
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -109,7 +109,7 @@ def test_graded_truth_without_a_relevance_column_agrees() -> None:
 def _textbook(
     ranked: Sequence[object],
     grades: Mapping[object, float],
-    weights: Mapping[object, float],
+    weights: Mapping[object, float],  # the user's relevant items' weights
     k: int,
     *,
     normalised: bool,
@@ -164,7 +164,7 @@ def _cases(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, float
 def _check_against_textbook(
     recs: pl.DataFrame,
     truth: pl.DataFrame,
-    weights: Mapping[object, float],
+    weights: Callable[[object, object], float],
     k: int,
     params: str,
     **options: object,
@@ -180,8 +180,9 @@ def _check_against_textbook(
             item: float(grade)
             for item, grade in truth.filter(pl.col("user") == user).select("item", "rel").rows()
         }
+        own = {item: weights(user, item) for item in grades}
         for family in ("ips", "snips"):
-            want = _textbook(ranked, grades, weights, k, normalised=family == "snips")
+            want = _textbook(ranked, grades, own, k, normalised=family == "snips")
             assert want is not None
             for base in BASES:
                 label = f"{family}_{base}{params}@{k}"
@@ -196,7 +197,30 @@ def test_given_propensities_match_the_textbook(
     recs, truth, propensity, k, clip = case
     items = pl.DataFrame({"item": list(propensity), "p": list(propensity.values())})
     weights = {item: 1 / max(p, clip) for item, p in propensity.items()}
-    _check_against_textbook(recs, truth, weights, k, f"(clip={clip})", items=items, propensity="p")
+    _check_against_textbook(
+        recs, truth, lambda _, item: weights[item], k, f"(clip={clip})", items=items, propensity="p"
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_cases(), st.randoms(use_true_random=False))
+def test_a_truth_column_gives_each_pair_its_propensity(
+    case: tuple[pl.DataFrame, pl.DataFrame, dict[int, float], int, float], rng: random.Random
+) -> None:
+    recs, truth, _, k, clip = case
+    # every truth row its own propensity (rows with grade <= 0 may hold anything: unread)
+    pairs = {(u, i): rng.uniform(0.01, 1.0) for u, i in truth.select("user", "item").rows()}
+    truth = truth.with_columns(
+        pl.Series("p", [pairs[u, i] if g > 0 else None for u, i, g in truth.rows()], pl.Float64)
+    )
+    _check_against_textbook(
+        recs,
+        truth,
+        lambda user, item: 1 / max(pairs[user, item], clip),
+        k,
+        f"(clip={clip})",
+        propensity="p",
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -219,7 +243,12 @@ def test_estimated_propensities_match_the_textbook(
         item: 1 / max((n / largest) ** ((gamma + 1) / 2), clip) for item, n in counts.items()
     }
     _check_against_textbook(
-        recs, truth, weights, k, f"(gamma={gamma},clip={clip})", interactions=history
+        recs,
+        truth,
+        lambda _, item: weights[item],
+        k,
+        f"(gamma={gamma},clip={clip})",
+        interactions=history,
     )
 
 
@@ -395,6 +424,12 @@ def test_refusals_name_what_is_wrong() -> None:
         )
     with pytest.raises(ValueError, match=r"duplicated \(item\)"):
         prm.evaluate(RECS, TRUTH, "ips_dcg@3", items=pl.concat([ITEMS, ITEMS]), propensity="p")
+    with pytest.raises(ValueError, match=r"'p' is in both the truth and items="):
+        prm.evaluate(RECS, TRUTH.with_columns(p=0.5), "ips_dcg@3", items=ITEMS, propensity="p")
+    with pytest.raises(ValueError, match=r"truth column 'p' \(propensity\) has 1 value"):
+        prm.evaluate(
+            RECS, TRUTH.with_columns(p=pl.Series([0.5, 2.0, 0.5, 0.5])), "ips_dcg@3", propensity="p"
+        )
     with pytest.raises(ValueError, match=r"gamma must be a finite number > -1"):
         prm.evaluate(RECS, TRUTH, "ips_dcg(gamma=-1)@3", items=ITEMS, propensity="p")
     with pytest.raises(ValueError, match=r"clip must be in \(0, 1\]"):
@@ -443,15 +478,22 @@ def test_spark_reads_the_whole_interactions_and_catalog(spark: Any) -> None:
     )
     items = pl.DataFrame({"item": list(range(30)), "p": [0.05 + i / 40 for i in range(30)]})
     labels = [f"{family}_{base}@5" for family in ("ips", "snips") for base in BASES]
-    for side in ({"interactions": history}, {"items": items, "propensity": "p"}):
-        want = prm.evaluate(recs, truth, labels, **side)  # type: ignore[arg-type]
+    by_pair = truth.with_columns(
+        p=pl.Series([0.05 + (u * 7 + i) % 19 / 20 for u, i in truth.rows()])
+    )
+    for side, judged in (
+        ({"interactions": history}, truth),
+        ({"items": items, "propensity": "p"}, truth),
+        ({"propensity": "p"}, by_pair),
+    ):
+        want = prm.evaluate(recs, judged, labels, **side)  # type: ignore[arg-type]
         spark_side = {
             name: spark.createDataFrame(value.to_arrow()) if name == "interactions" else value
             for name, value in side.items()
         }
         got = prs.evaluate(
             spark.createDataFrame(recs.to_arrow()),
-            spark.createDataFrame(truth.to_arrow()),
+            spark.createDataFrame(judged.to_arrow()),
             labels,
             n_buckets=4,
             **spark_side,

@@ -66,7 +66,7 @@ The tables a measure reads (``inputs``):
     Each item's chance of being observed (the debiased measures): on every
     hits-table row, and on the user's relevant truth rows that
     ``truth_partials`` read, :data:`PROPENSITY` (the propensity given by the
-    ``propensity=`` column of ``items=``, null when estimated) and
+    ``propensity=`` column of ``items=`` or of the truth, null when estimated) and
     :data:`POPULARITY_SHARE` (``n_i / max_j n_j`` from ``interactions=``,
     null when given), see :mod:`polars_rankmetrics._pipeline.propensity`.
 

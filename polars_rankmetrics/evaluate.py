@@ -209,7 +209,15 @@ def evaluate(
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
         Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
-        (``ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k``
+        (``ap@k``), ``ips_recall(gamma=0,clip=0.001)@k``,
+        ``ips_precision(gamma=0,clip=0.001)@k``, ``ips_hit_rate(gamma=0,clip=0.001)@k``,
+        ``ips_dcg(gamma=0,clip=0.001)@k``, ``ips_ndcg(gamma=0,clip=0.001)@k``,
+        ``ips_map(gamma=0,clip=0.001)@k`` (``ips_ap@k``),
+        ``snips_recall(gamma=0,clip=0.001)@k``,
+        ``snips_precision(gamma=0,clip=0.001)@k``,
+        ``snips_hit_rate(gamma=0,clip=0.001)@k``, ``snips_dcg(gamma=0,clip=0.001)@k``,
+        ``snips_ndcg(gamma=0,clip=0.001)@k``, ``snips_map(gamma=0,clip=0.001)@k``
+        (``snips_ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k``
         (``fall_out@k``), ``hit_rate@k`` (``hits@k``, ``success@k``),
         ``n_relevant_retrieved@k`` (``num_hits@k``), ``judged@k``, ``mrr@k`` (``rr@k``),
         ``mean_rank``, ``ndcg@k``, ``dcg@k``, ``pooled_recall@k`` (``micro_recall@k``),
@@ -220,9 +228,9 @@ def evaluate(
         truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``gini@k``, ``ild@k``,
         ``personalization@k``, ``novelty(popularity=users)@k``,
         ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
-        Leave out ``@k`` to evaluate the whole list; ``precision``, ``fbeta``, ``f1``,
-        ``pooled_recall`` require a cutoff, and ``mean_rank``, ``r_precision`` take
-        none.
+        Leave out ``@k`` to evaluate the whole list; ``precision``, ``ips_precision``,
+        ``snips_precision``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
+        ``mean_rank``, ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are

@@ -20,6 +20,10 @@ item's exposure x_i (how many of its users' top-k lists hold the item) and
 its number of users with a list, which add up exactly across buckets since
 every user is in one; Spark adds them and the group values follow.
 
+The debiased measures (``ips_*``, ``snips_*``) read each item's propensity:
+estimated, from n_i / max_j n_j over the whole ``interactions``, counted by
+Spark once and sent to every bucket; given, from the whole ``items`` catalog.
+
 Install with ``pip install "polars_rankmetrics[spark]"``; the executors need
 the package (and Polars) installed too.
 """
@@ -29,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -56,6 +60,7 @@ from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
+from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
     Conventions,
@@ -147,6 +152,8 @@ class _Plan:
     lists: _Lists | None
     per_user: bool
     out_schema: pa.Schema
+    # the debiased measures' item counts over all the interactions (estimated propensities)
+    popularity: pl.DataFrame | None = None
 
 
 def evaluate(
@@ -319,7 +326,7 @@ def evaluate(
     recs_only_by = tuple(name for name in by_list if name not in shared_by)
     position = score if score is not None else rank
     recs_columns = list(dict.fromkeys([*by_list, user, item, position]))
-    grades = [relevance] if relevance is not None else []
+    grades = _truth_values(truth, relevance, given["propensity"])
     truth_columns = list(dict.fromkeys([*shared_by, user, item, *grades]))
     recs_in = recs.select(*(_col(name) for name in recs_columns))
     if conv.ties == "input":
@@ -332,7 +339,7 @@ def evaluate(
         history_columns = [*(n for n in by_list if n in interactions.columns), user, item]
         history_in = interactions.select(*(_col(name) for name in history_columns))
     catalog = None
-    if items is not None and "catalog" in reads:
+    if items is not None and _reads_items(reads, given["propensity"]):
         catalog = _collect_catalog(items)
         # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
         _evaluate_polars(
@@ -374,9 +381,50 @@ def evaluate(
         lists=lists,
         per_user=per_user,
         out_schema=to_arrow_schema(partial_schema, timezone="UTC", prefers_large_types=large),
+        popularity=_popularity_counts(
+            interactions if "propensity" in reads and given["propensity"] is None else None,
+            user=user,
+            item=item,
+        ),
     )
     partials = _bucketed(plan, recs_in, truth_in, history_in, buckets=buckets)
     return _results(partials, plan, final)
+
+
+def _truth_values(
+    truth: DataFrame | None, relevance: str | None, propensity: str | None
+) -> list[str]:
+    """The truth's columns besides its keys: the grades, and a propensity of each truth pair."""
+    names = [relevance] if relevance is not None else []
+    if truth is not None and propensity is not None and propensity in truth.columns:
+        names.append(propensity)
+    return names
+
+
+def _reads_items(reads: Collection[str], propensity: str | None) -> bool:
+    """Whether the buckets read the whole catalog: its measures, or a propensity column."""
+    return "catalog" in reads or ("propensity" in reads and propensity is not None)
+
+
+def _popularity_counts(
+    interactions: DataFrame | None, *, user: str, item: str
+) -> pl.DataFrame | None:
+    """n_i, the distinct users with each item, over all the interactions (one Spark job).
+
+    Estimated propensities read n_i / max_j n_j: a bucket holds only its users'
+    interactions, so the counts and their largest are taken here, once, and
+    sent with every task (one row per item). ``None`` without interactions.
+    """
+    if interactions is None:
+        return None
+    counts = (
+        interactions.select(_col(user), _col(item))
+        .distinct()
+        .groupBy(_col(item))
+        .agg(F.count(F.lit(1)).cast("double").alias(POPULARITY_COUNT))
+    )
+    with _unwrapped_errors():
+        return _frame(counts.toArrow())
 
 
 def _bucketed(
@@ -752,7 +800,7 @@ def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, side_table: pa.Table) ->
     truth, history = _split(plan, _frame(side_table))
     if _ORDER in recs.columns:
         recs = recs.sort(_ORDER).drop(_ORDER)
-    catalog = _bucket_catalog(plan, recs, history)
+    catalog = _bucket_catalog(plan, recs, history, truth)
     with_groups, placeholder = _with_every_group(plan, recs, truth)
     per_user = _per_user_parts(plan, with_groups, truth, history, catalog)
     if placeholder is not None:
@@ -797,7 +845,7 @@ def _per_user_parts(
     compute = _evaluate_polars if plan.per_user else per_user_parts
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
     inputs: dict[str, Any] = {"interactions": history, "items": catalog, "category": plan.category}
-    with _marked_errors():
+    with _marked_errors(), counted_popularity(plan.popularity):
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)
     if not plan.renames:
         return result
@@ -861,12 +909,13 @@ def _key(column: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _bucket_catalog(
-    plan: _Plan, recs: pl.DataFrame, history: pl.DataFrame | None
+    plan: _Plan, recs: pl.DataFrame, history: pl.DataFrame | None, truth: pl.DataFrame | None
 ) -> pl.DataFrame | None:
     """The catalog rows of this bucket's items (and the first one, for a placeholder row).
 
     The catalog was checked whole on the driver; the items it lacks are still
-    this bucket's to report, as on one machine.
+    this bucket's to report, as on one machine. With a propensity column (the
+    debiased measures), the truth's items too: each relevant one needs its row.
     """
     if plan.catalog is None:
         return None
@@ -877,6 +926,8 @@ def _bucket_catalog(
     seen = [recs.select(_key(plan.item, dtype).alias(_ITEM))]
     if history is not None:
         seen.append(history.select(_key(plan.item, dtype).alias(_ITEM)))
+    if truth is not None and plan.options.get("propensity") is not None:
+        seen.append(truth.select(_key(plan.item, dtype).alias(_ITEM)))
     seen.append(catalog.head(1).select(_key(plan.item, dtype).alias(_ITEM)))
     wanted = pl.concat(seen, how="vertical_relaxed").unique()
     keyed = catalog.with_columns(_key(plan.item, dtype).alias(_ITEM))

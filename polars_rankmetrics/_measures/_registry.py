@@ -62,6 +62,13 @@ The tables a measure reads (``inputs``):
 ``"interactions"``, ``"catalog"``, ``"category"``
     A list measure that also reads ``evaluate``'s ``interactions=``,
     ``items=`` or ``category=``.
+``"propensity"``
+    Each item's chance of being observed (the debiased measures): on every
+    hits-table row, and on the user's relevant truth rows that
+    ``truth_partials`` read, :data:`PROPENSITY` (the propensity given by the
+    ``propensity=`` column of ``items=`` or of the truth, null when estimated) and
+    :data:`POPULARITY_SHARE` (``n_i / max_j n_j`` from ``interactions=``,
+    null when given), see :mod:`polars_rankmetrics._pipeline.propensity`.
 
 Every per-user row of a truth measure also has :data:`N_RELEVANT` (m_u).
 """
@@ -92,7 +99,9 @@ __all__ = [
     "NONRELEVANT_ABOVE",
     "N_NONRELEVANT",
     "N_RELEVANT",
+    "POPULARITY_SHARE",
     "PREFIX",
+    "PROPENSITY",
     "RELEVANT",
     "RELEVANT_ABOVE",
     "TIE_RELEVANT",
@@ -125,6 +134,10 @@ N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the use
 RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
 NONRELEVANT_ABOVE = f"{PREFIX}nonrelevant_above"  # judged non-relevant rows at or above
 UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
+# input "propensity": the item's given propensity (null: estimated) and its share of the
+# largest popularity, n_i / max_j n_j, over the interactions (null: given)
+PROPENSITY = f"{PREFIX}propensity"
+POPULARITY_SHARE = f"{PREFIX}popularity_share"
 # ties="average": the size of the row's group of equal scores (its position column then
 # holds the group's first position)
 TIE_SIZE = f"{PREFIX}tie_size"
@@ -136,12 +149,12 @@ AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "su
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category",
+    "category", "propensity",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category",
+    "category", "propensity",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 # a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)
@@ -327,6 +340,11 @@ class Measure:
         The same over the judged non-relevant table (input ``"judged"``), over
         every row of the cut (input ``"list"``) and over every judged row of the
         cut with running judgement counts (input ``"judgements"``).
+    truth_partials
+        Per-user sums over the user's truth rows with a positive grade
+        (:data:`GRADE`, :data:`RELEVANT`, and with input ``"propensity"`` its
+        columns), whether recommended or not: one value per user of the truth,
+        shared by every group only the recommendations have (models).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the
@@ -373,6 +391,7 @@ class Measure:
     judged_partials: Callable[[Context], list[Partial]] = _no_partials
     list_partials: Callable[[Context], list[Partial]] = _no_partials
     judgement_partials: Callable[[Context], list[Partial]] = _no_partials
+    truth_partials: Callable[[Context], list[Partial]] = _no_partials
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

@@ -21,6 +21,7 @@ from polars_rankmetrics._pipeline.hits import (
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
+from polars_rankmetrics._pipeline.propensity import join_keys
 from polars_rankmetrics._pipeline.truth import nonrelevant_counts, truth_statistics
 from polars_rankmetrics.conventions import Conventions
 
@@ -68,6 +69,7 @@ def per_user_partials(
     hold: bool = False,
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
     cut: int | None = None,
+    propensities: pl.LazyFrame | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -81,6 +83,9 @@ def per_user_partials(
     ``join_key``: the truth's and the recs' packed join key
     (:func:`polars_rankmetrics._pipeline.hits.packed_key`).
     ``cut``: the cut's largest position (``None``: the whole lists).
+    ``propensities``: one row per item with its propensity columns (input
+    ``"propensity"``, :func:`polars_rankmetrics._pipeline.propensity.item_propensities`),
+    joined to the hits and to the relevant truth rows that ``truth_partials`` read.
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -117,6 +122,17 @@ def per_user_partials(
         hits = hits.cache()
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+    truth_stats = _with_truth_partials(
+        truth_stats,
+        relevant_truth,
+        requests=requests,
+        user_keys=user_keys,
+        propensities=propensities,
+    )
+    read_hits = hits
+    if propensities is not None:
+        # after the cache: the checks on the hit rows read the hits without them
+        read_hits = hits.join(propensities, on=join_keys(propensities), how="left")
     recs_only_by = [name for name in spec.by if name not in truth_spec.shared_by]
     per_user = expand_over_groups(truth_stats, recs, recs_only_by, truth_spec.shared_by)
     if "n_nonrelevant" in inputs:
@@ -125,9 +141,39 @@ def per_user_partials(
             pl.col(N_NONRELEVANT).fill_null(0)
         )
     tables = partial_tables(
-        hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
+        read_hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
     )
     return _join_partials(per_user, tables, requests, spec), hits
+
+
+def _with_truth_partials(
+    truth_stats: pl.LazyFrame,
+    relevant_truth: pl.LazyFrame,
+    *,
+    requests: Sequence[Request],
+    user_keys: Sequence[str],
+    propensities: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """The per-user statistics with the sums the measures declare over the relevant truth."""
+    partials = {
+        partial.name: partial
+        for request in requests
+        for partial in request.measure.truth_partials(request.ctx)
+    }
+    if not partials:
+        return truth_stats
+    rows = relevant_truth
+    if propensities is not None:
+        rows = rows.join(propensities, on=join_keys(propensities), how="left")
+    sums = rows.group_by(user_keys).agg(
+        partial.expr.alias(name) for name, partial in partials.items()
+    )
+    fills = [
+        pl.col(name).fill_null(partial.fill)
+        for name, partial in partials.items()
+        if partial.fill is not None
+    ]
+    return truth_stats.join(sums, on=user_keys, how="left").with_columns(fills)
 
 
 def _join_partials(

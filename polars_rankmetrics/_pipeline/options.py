@@ -95,12 +95,16 @@ class ListInputs(TypedDict, total=False):
 
     ``interactions``: the training history (novelty, arp, long_tail,
     calibration); ``items``: the item catalog (coverage, gini, ild,
-    calibration); ``category``: its category column (ild, calibration).
+    calibration); ``category``: its category column (ild, calibration);
+    ``propensity``: the column of ``items`` holding each item's propensity,
+    or of the truth holding each (user, item) pair's (the debiased measures
+    ``ips_*``/``snips_*``; ``None``: estimated from ``interactions``).
     """
 
     interactions: Any
     items: Any
     category: str | None
+    propensity: str | None
 
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
@@ -120,6 +124,7 @@ DEFAULTS: Final[Mapping[str, object]] = {
     "interactions": None,
     "items": None,
     "category": None,
+    "propensity": None,
 }
 
 

@@ -63,6 +63,7 @@ from polars_rankmetrics._pipeline.options import EvaluateOptions, conventions_gi
 from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import counted_parts, judged_users, user_sets_check
+from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys, missing_check
 from polars_rankmetrics._pipeline.rank_cut import (
     largest_cutoff,
     lengths_in_rank_order,
@@ -103,7 +104,9 @@ def plan_call(
         options["relevance"],
         tuple(as_list(options["by"])),
     )
-    described = ListInputs(options["interactions"], options["items"], options["category"])
+    described = ListInputs(
+        options["interactions"], options["items"], options["category"], options["propensity"]
+    )
     return plan(recs, truth, metrics, roles, conv, described=described)
 
 
@@ -177,6 +180,7 @@ def plan(
             specs=specs,
             hits_only=hits_only,
             in_memory=in_memory,
+            described=described,
         )
     if described_requests:
         parts, described_checks = list_parts(
@@ -318,6 +322,7 @@ def _truth_parts(
     specs: Sequence[MetricSpec],
     hits_only: bool,
     in_memory: bool,
+    described: ListInputs,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None]:
     """The parts of the metrics read against the truth, the hit rows and their users.
 
@@ -330,6 +335,11 @@ def _truth_parts(
     inputs = {name for request in truth_requests for name in request.measure.inputs}
     # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
     levels = grade_levels(truth, truth_spec) if "ideal" in inputs else None
+    propensities = (
+        _propensities(truth_lf, truth_spec, truth_requests, described, checks)
+        if "propensity" in inputs
+        else None
+    )
     per_user, hit_rows = per_user_partials(
         recs_lf,
         ranked,
@@ -346,6 +356,7 @@ def _truth_parts(
         join_key=packed_key(
             truth, recs_lf, truth_lf, [*truth_spec.shared_by, roles.user, roles.item]
         ),
+        propensities=propensities,
     )
     # held hits only: else counting their users would run the join once more
     held = in_memory and largest_cutoff(specs) is not None
@@ -363,6 +374,36 @@ def _truth_parts(
             (truth_lf, [gain_check(roles, conv, in_memory=isinstance(truth, pl.DataFrame))])
         )
     return parts, hit_rows, hit_users
+
+
+def _propensities(
+    truth_lf: pl.LazyFrame,
+    truth_spec: TruthSpec,
+    requests: Sequence[Request],
+    described: ListInputs,
+    checks: Checks,
+) -> pl.LazyFrame:
+    """The propensity table of the measures that read it (cached); appends its checks."""
+    labels = [request.spec.label for request in requests if "propensity" in request.measure.inputs]
+    table, table_checks = item_propensities(
+        described,
+        truth=truth_lf,
+        truth_keys=[*truth_spec.shared_by, truth_spec.user],
+        relevance=truth_spec.relevance,
+        item=truth_spec.item,
+        labels=labels,
+    )
+    checks.extend(table_checks)
+    # read twice (the hits, the relevant truth): computed once
+    table = table.cache()
+    if described.propensity is not None and join_keys(table) == [truth_spec.item]:
+        relevant = truth_lf
+        if truth_spec.relevance is not None:
+            relevant = truth_lf.filter(pl.col(truth_spec.relevance).cast(pl.Float64) > 0)
+        checks.append(
+            missing_check(relevant, table, item=truth_spec.item, column=described.propensity)
+        )
+    return table
 
 
 def _repeat_checks(

@@ -104,6 +104,11 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     )
     lists.add_argument("--items", metavar="PATH", help="item catalog (item[, category]): ild")
     lists.add_argument("--category", help="category column of --items: ild, calibration")
+    lists.add_argument(
+        "--propensity",
+        help="propensity column of --items or of the truth: ips_*/snips_* "
+        "(default: estimated from --interactions)",
+    )
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
@@ -210,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
             interactions=interactions, items=items, category=args.category,
+            propensity=args.propensity,
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -229,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
             interactions=interactions, items=items, category=args.category,
+            propensity=args.propensity,
         )  # fmt: skip
     if output is not None:
         write_frame(result, output, option="--output")

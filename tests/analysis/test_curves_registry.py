@@ -25,9 +25,19 @@ HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
 # equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
-CUTOFF = [m for m in all_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
+CUTOFF = [
+    m
+    for m in all_measures()
+    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is not None
+]
 LISTS = [m.name for m in all_measures() if "beyond_accuracy" in m.inputs]
 NO_CUTOFF = [m.name for m in all_measures() if m.cutoff == "none"]
+# measures with a cutoff that declare no curve step (the debiased ones, docs/debiased.md)
+NO_STEP = [
+    m.name
+    for m in all_measures()
+    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is None
+]
 # each measure by its name (the parameters' defaults), and parameters written out
 LABELS = [m.name for m in CUTOFF] + ["rbp(p=0.9)", "err(max_grade=4)", "fbeta(beta=2)"]
 CONVENTIONS = {
@@ -104,7 +114,9 @@ def _assert_equal(
 
 def test_every_measure_with_a_cutoff_is_covered() -> None:
     names = {label.split("(")[0] for label in LABELS}
-    assert {m.name for m in all_measures() if m.cutoff != "none"} == names | set(LISTS)
+    assert {m.name for m in all_measures() if m.cutoff != "none"} == names | set(LISTS) | set(
+        NO_STEP
+    )
     # the ones curves turned away before its hooks
     assert {"err", "rbp", "judged", "gm_map", "fbeta", "n_relevant_retrieved"} <= names
 
@@ -282,3 +294,12 @@ def test_equal_to_evaluate_on_random_inputs(case: tuple) -> None:
         wide = prm.evaluate(recs, truth, [f"{label}@{k}" for k in ks], **common)
         expected = {("all", k): wide.item(0, f"{label}@{k}") for k in ks}
         _assert_equal(result, expected, label)
+
+
+@pytest.mark.parametrize("name", NO_STEP)
+def test_a_measure_without_a_step_is_refused_by_name(
+    name: str, data: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    recs, truth = data
+    with pytest.raises(ValueError, match=rf"{name}.*declares no curve step"):
+        prm.curves(recs, truth, [name], k=[1, 2], by="model", score="score")

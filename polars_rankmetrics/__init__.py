@@ -26,7 +26,9 @@ from polars_rankmetrics.analysis import (
     curves,
     friedman,
     plot_critical_difference,
+    rank_correlation,
     report,
+    similarity,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -95,12 +97,14 @@ __all__ = [
     "precision",
     "r_precision",
     "rank",
+    "rank_correlation",
     "recall",
     "reciprocal_rank",
     "relevance",
     "report",
     "sample",
     "sample_data",
+    "similarity",
     "users_needed",
 ]
 

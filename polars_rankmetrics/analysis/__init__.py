@@ -13,7 +13,9 @@ from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.planning import users_needed
+from polars_rankmetrics.analysis.rank_correlation import rank_correlation
 from polars_rankmetrics.analysis.report import Report, report
+from polars_rankmetrics.analysis.similarity import similarity
 
 __all__ = [
     "FriedmanResult",
@@ -24,6 +26,8 @@ __all__ = [
     "curves",
     "friedman",
     "plot_critical_difference",
+    "rank_correlation",
     "report",
+    "similarity",
     "users_needed",
 ]

@@ -463,10 +463,14 @@ def similarity(
     With ``ties="average"`` a group of tied items at positions t..b
     contributes (d - t + 1) / (b - t + 1) of each item to the prefix of depth
     d within the group (Corsi & Urbano 2024, RBO^a, their default for ties
-    that mean uncertainty): RBO_min and RBO_res are then the expected values
-    over every order of the ties, and RBO_ext Corsi & Urbano's extrapolation
-    from the expected agreements. With the other ``ties`` rules the lists have
-    no ties and every form is Webber's.
+    that mean uncertainty), so X_d is the expected overlap over every order
+    of the ties. RBO^a_min is then the expected RBO_min, and RBO^a_ext too
+    when the lists have one length; with uneven lists RBO^a_ext and RBO^a_res
+    are Corsi & Urbano's formulas on the expected contributions, which can
+    differ from the mean over the orders (``a`` against ``a (b c)``, p = 0.5:
+    RBO^a_res = 0.2444, the mean 0.3069). The values equal their reference
+    implementation's. With the other ``ties`` rules the lists have no ties
+    and every form is Webber's.
 
     ``jaccard@k`` = |A_k & B_k| / |A_k | B_k| and ``intersection@k`` =
     |A_k & B_k| / k (RecTools' ``Intersection`` divides by |A_k| instead:

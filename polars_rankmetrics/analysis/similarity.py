@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
@@ -38,6 +37,7 @@ from polars_rankmetrics._pipeline.inputs import Ties as StrictTies
 from polars_rankmetrics._pipeline.options import Roles, Unpack
 from polars_rankmetrics._pipeline.parse import _PATTERN
 from polars_rankmetrics._pipeline.rank_cut import score_value, with_positions
+from polars_rankmetrics.analysis import _rbo as rbo_plan
 from polars_rankmetrics.conventions import Duplicates, Ties
 
 __all__ = ["similarity"]
@@ -142,25 +142,13 @@ def _parse_all(measures: str | Sequence[str]) -> list[_Measure]:
     return parsed
 
 
-# private columns (the reserved prefix: no input column has it)
-_T = f"{PREFIX}top"  # first position of the item's tie group (its position when untied)
-_B = f"{PREFIX}bottom"  # last position of that group
-_N = f"{PREFIX}length"
+# positions (first and last of the item's tie group) and the pairs' columns: analysis._rbo
+_T, _B, _S, _L, _ITEM = rbo_plan.T, rbo_plan.B, rbo_plan.SHORT, rbo_plan.LONG, rbo_plan.ITEM
 _SIDE = f"{PREFIX}side"
-_D = f"{PREFIX}depth"
-_VALUE = f"{PREFIX}value"
-_STEP = f"{PREFIX}step"
-_RAMP = f"{PREFIX}ramp"
-_J = f"{PREFIX}unseen"
-_S = f"{PREFIX}s"
-_L = f"{PREFIX}l"
-_ITEM = f"{PREFIX}item"
-_START = f"{PREFIX}start"
-_END = f"{PREFIX}end"
 
 
 def _positions(
-    lf: pl.LazyFrame, spec: RecsSpec, *, average: bool
+    lf: pl.LazyFrame, spec: RecsSpec, *, average: bool, in_memory: bool
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """Each list's items with the first and last position of their tie group, and the checks.
 
@@ -170,7 +158,7 @@ def _positions(
     """
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     ranked = with_positions(lf.select(list(dict.fromkeys(columns))), spec, None)
-    checks = list_checks(ranked, spec)
+    checks = list_checks(ranked, spec, in_memory=in_memory)
     keys = spec.list_keys
     if average and spec.score is not None:
         value = score_value(spec.score)
@@ -180,7 +168,8 @@ def _positions(
     else:
         order = pl.col(spec.rank).rank("ordinal").over(keys).cast(pl.Int64)
         out = ranked.with_columns(order.alias(_T), order.alias(_B))
-    return out.select(*keys, spec.item, _T, _B), checks
+    # read by every part of the plan (lengths, shared items, unseen items): ranked once
+    return out.select(*keys, spec.item, _T, _B).cache(), checks
 
 
 def _renamed(
@@ -199,194 +188,37 @@ def _renamed(
     ]
 
 
-def _contribution(top: pl.Expr, bottom: pl.Expr, depth: pl.Expr) -> pl.Expr:
-    """c(i, d): the share of the item's group of tied positions t..b within depth d."""
-    share = (depth - top + 1).cast(pl.Float64) / (bottom - top + 1).cast(pl.Float64)
-    return share.clip(0.0, 1.0)
-
-
-def _steps_and_ramps(
-    items: pl.LazyFrame, keys: list[str], start: pl.Expr, end: pl.Expr, value: pl.Expr
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """An item's contribution as a step of 1 at depth ``end`` and its values on [start, end).
-
-    ``value`` is evaluated at depth ``_D`` on the rows of the ramp (ties only).
-    """
-    steps = items.select(*keys, end.alias(_D)).group_by([*keys, _D]).agg(pl.len().alias(_STEP))
-    ramps = (
-        items.with_columns(start.alias(_START), end.alias(_END))
-        .filter(pl.col(_START) < pl.col(_END))
-        .with_columns(pl.int_ranges(pl.col(_START), pl.col(_END)).alias(_D))
-        .explode(_D)
-        .group_by([*keys, _D])
-        .agg(value.sum().alias(_RAMP))
-    )
-    return steps, ramps
-
-
-def _per_depth(
-    depths: pl.LazyFrame,
-    keys: list[str],
-    parts: tuple[pl.LazyFrame, pl.LazyFrame],
-    name: str,
-) -> pl.LazyFrame:
-    """Add column ``name``: the steps completed by each depth plus the ramps at that depth."""
-    steps, ramps = parts
-    return (
-        depths.join(steps, on=[*keys, _D], how="left")
-        .join(ramps, on=[*keys, _D], how="left")
-        .sort([*keys, _D])
-        .with_columns(
-            (
-                pl.col(_STEP).fill_null(0).cum_sum().over(keys).cast(pl.Float64)
-                + pl.col(_RAMP).fill_null(0.0)
-            ).alias(name)
-        )
-        .drop(_STEP, _RAMP)
-    )
-
-
-_TS, _BS, _TL, _BL = (
-    pl.col(f"{_S}{_T}"),
-    pl.col(f"{_S}{_B}"),
-    pl.col(f"{_L}{_T}"),
-    pl.col(f"{_L}{_B}"),
-)
-
-
-def _depth_table(
-    pairs: pl.LazyFrame, joined: pl.LazyFrame, keys: list[str], *, need_max: bool
-) -> pl.LazyFrame:
-    """One row per (pair, depth d): X_d, the unseen items' sum and count, M_d, s and l.
-
-    ``pairs``: keys, s and l (the shorter and the longer list's lengths);
-    ``joined``: one row per item of either list, with t/b in the shorter
-    list (``_S`` columns, null when not there) and in the longer one.
-    """
-    ts, bs, tl, bl = _TS, _BS, _TL, _BL
-    short, long = pl.col(_S), pl.col(_L)
-    depth = pl.col(_D)
-    # the depths read: 1..l, and with the maximum up to l + s (where its overlap completes)
-    last = (long + short) if need_max else long
-    depths = (
-        pairs.filter(long > 0)
-        .with_columns(pl.int_ranges(1, last + 1, dtype=pl.Int64).alias(_D))
-        .explode(_D)
-        .select(*keys, _D)
-    )
-    common = joined.filter(ts.is_not_null() & tl.is_not_null())
-    both = _contribution(ts, bs, depth) * _contribution(tl, bl, depth)
-    x_parts = _steps_and_ramps(
-        common, keys, pl.max_horizontal(ts, tl), pl.max_horizontal(bs, bl), both
-    )
-    frame = _per_depth(depths, keys, x_parts, "x")
-    unseen = joined.filter(ts.is_null())
-    # the mean contribution of the longer list's unseen items, over those already started
-    frame = _per_depth(
-        frame, keys, _steps_and_ramps(unseen, keys, tl, bl, _contribution(tl, bl, depth)), "u_sum"
-    )
-    started = unseen.select(*keys, tl.alias(_D)).group_by([*keys, _D]).agg(pl.len().alias(_STEP))
-    frame = _per_depth(frame, keys, (started, started.head(0).rename({_STEP: _RAMP})), "u_n")
-    frame = frame.join(pairs.select(*keys, short, long), on=keys, how="left")
-    if need_max:
-        # the maximum: the shorter list continues with the longer one's unseen items in
-        # their order, the j-th at depth s + j
-        ranked_unseen = unseen.join(pairs.select(*keys, short), on=keys, how="left").with_columns(
-            (pl.struct(tl, pl.col(_ITEM)).rank("ordinal").over(keys) + short).alias(_J)
-        )
-        m_parts = _steps_and_ramps(
-            ranked_unseen,
-            keys,
-            pl.max_horizontal(tl, pl.col(_J)),
-            pl.max_horizontal(bl, pl.col(_J)),
-            _contribution(tl, bl, depth),
-        )
-        frame = _per_depth(frame, keys, m_parts, "m")
-    x = pl.col("x")
-    x_s = x.filter(depth == short).first().over(keys).fill_null(0.0)
-    return frame.with_columns(
-        x_s.alias("x_s"),
-        x.filter(depth == long).first().over(keys).alias("x_l"),
-        pl.when(short > 0).then(x_s / short).otherwise(0.0).alias("a_s"),
-    )
-
-
-def _rbo_value(form: str, p: float) -> pl.Expr:
-    """RBO of one pair from its rows of :func:`_depth_table` (an aggregation)."""
-    short, long, depth = pl.col(_S), pl.col(_L), pl.col(_D)
-    x, x_l, a_s = pl.col("x"), pl.col("x_l"), pl.col("a_s")
-    weight = pl.lit(p, pl.Float64).pow(depth)
-    seen = depth <= short
-    between = (depth > short) & (depth <= long)
-    head = pl.when(seen).then(x / depth * weight).otherwise(0.0).sum()
-    if form == "ext":
-        unseen = pl.col("u_sum") / pl.col("u_n")
-        grown = x + (depth - short) * a_s * unseen
-        mid = pl.when(between).then(grown / depth * weight).otherwise(0.0).sum()
-        tail = (x_l + (long - short) * a_s) / long * pl.lit(p).pow(long + 1) / (1 - p)
-        return (head + mid + tail.first()) * (1 - p) / p
-    harmonic = pl.when(depth <= long).then(weight / depth).otherwise(0.0).sum()
-    low = head + pl.when(between).then(x / depth * weight).otherwise(0.0).sum()
-    low = low + x_l.first() * (math.log(1 / (1 - p)) - harmonic)
-    if form == "min":
-        return low * (1 - p) / p
-    # the residual: RBO_max - RBO_min, the maximum's overlap completing at depth f
-    f = long + short - x_l
-    mid = pl.when(between).then((x + pl.col("m")) / depth * weight).otherwise(0.0).sum()
-    beyond = (depth > long) & (depth < f + 1)
-    far = pl.when(beyond).then((2 * depth - long - short + x_l) / depth * weight).otherwise(0.0)
-    high = head + mid + far.sum() + (pl.lit(p).pow(f + 1) / (1 - p)).first()
-    return (high - low) * (1 - p) / p
-
-
-def _rbo(
-    pairs: pl.LazyFrame, joined: pl.LazyFrame, keys: list[str], rbos: Sequence[_Measure]
-) -> pl.LazyFrame:
-    """Each pair's RBO values, one column per measure (no row for two empty lists)."""
-    need_max = any(one.form == "res" for one in rbos)
-    frame = _depth_table(pairs, joined, keys, need_max=need_max)
-    sums = [_rbo_value(one.form, one.p).alias(one.label) for one in rbos]
-    values = frame.group_by(keys).agg(*sums, pl.col(_S).first())
-    # one list empty and the other not: nothing in common, and no extrapolation from it
-    empty_ext = [
-        pl.when(pl.col(_S) == 0).then(0.0).otherwise(pl.col(one.label)).alias(one.label)
-        for one in rbos
-        if one.form == "ext"
-    ]
-    return values.with_columns(empty_ext).drop(_S)
-
-
-def _at_k(
-    pairs: pl.LazyFrame, joined: pl.LazyFrame, keys: list[str], measures: Sequence[_Measure]
-) -> pl.LazyFrame:
+def _at_k(lists: rbo_plan.Lists, keys: list[str], measures: Sequence[_Measure]) -> pl.LazyFrame:
     """Jaccard@k and intersection@k of each pair (the expected overlap under tie groups)."""
-    ts, bs, tl, bl = _TS, _BS, _TL, _BL
-    aggs = []
-    for one in measures:
-        at = pl.lit(one.k, pl.Int64)
-        both = _contribution(ts, bs, at).fill_null(0.0) * _contribution(tl, bl, at).fill_null(0.0)
-        aggs.append(both.sum().alias(one.label))
-    overlap = joined.group_by(keys).agg(aggs)
-    out = pairs.join(overlap, on=keys, how="left")
+    ts, bs = pl.col(f"{_S}{_T}"), pl.col(f"{_S}{_B}")
+    tl, bl = pl.col(f"{_L}{_T}"), pl.col(f"{_L}{_B}")
+    contribution = rbo_plan.contribution
+    overlap = lists.common.group_by(keys).agg(
+        (contribution(ts, bs, pl.lit(one.k)) * contribution(tl, bl, pl.lit(one.k)))
+        .sum()
+        .alias(one.label)
+        for one in measures
+    )
     columns = []
     for one in measures:
         k = one.k or 0
         shared = pl.col(one.label).fill_null(0.0)
-        if one.form == "intersection":
-            value = shared / k
-        else:
+        value = shared / k
+        if one.form == "jaccard":
             union = pl.min_horizontal(pl.col(_S), k) + pl.min_horizontal(pl.col(_L), k) - shared
             value = shared / union
         columns.append(pl.when(pl.col(_L) > 0).then(value).alias(one.label))
-    return out.select(*keys, *columns)
+    return lists.lengths.join(overlap, on=keys, how="left").select(*keys, *columns)
 
 
-def _to_frame(frame: object, name: str) -> tuple[pl.LazyFrame, bool]:
+def _to_frame(frame: object, name: str) -> tuple[pl.LazyFrame, bool, bool]:
+    """The frame lazy, whether it came from pandas, and whether it is in memory."""
     if type(frame).__module__.split(".")[0] == "pandas":
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
 
-        return _arrow.to_polars(frame, name=name).lazy(), True
-    return to_lazy(cast("pl.DataFrame", frame), name=name), False
+        return _arrow.to_polars(frame, name=name).lazy(), True, True
+    lazy = to_lazy(cast("pl.DataFrame", frame), name=name)
+    return lazy, False, isinstance(frame, pl.DataFrame)
 
 
 def similarity(
@@ -536,9 +368,11 @@ def similarity(
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     spec = _spec(parsed, roles, ties=ties, duplicates=duplicates)
     average = ties == "average"
-    recs_lf, recs_pandas = _to_frame(recs, "recs")
-    ref_lf, _ = _to_frame(reference, "reference")
-    inputs = _Inputs.read(recs_lf, ref_lf, spec, average=average)
+    recs_lf, recs_pandas, recs_memory = _to_frame(recs, "recs")
+    ref_lf, _, ref_memory = _to_frame(reference, "reference")
+    inputs = _Inputs.read(
+        recs_lf, ref_lf, spec, average=average, in_memory=(recs_memory, ref_memory)
+    )
     rbos = [one for one in parsed if one.form in _RBO_FORMS]
     at_k = [one for one in parsed if one.form not in _RBO_FORMS]
     keys = spec.list_keys
@@ -550,11 +384,11 @@ def similarity(
                 "the RBO measures of one call read one pair of lists per user: give them one "
                 f"cutoff, got {sorted(cutoffs, key=str)}"
             )
-        pairs, joined = inputs.oriented(rbos[0].k)
-        table = table.join(_rbo(pairs, joined, keys, rbos), on=keys, how="left")
+        requests = [rbo_plan.RboRequest(one.label, one.form, one.p) for one in rbos]
+        values = rbo_plan.rbo(inputs.oriented(rbos[0].k), keys, requests)
+        table = table.join(values, on=keys, how="left")
     if at_k:
-        pairs, joined = inputs.oriented(None)
-        table = table.join(_at_k(pairs, joined, keys, at_k), on=keys, how="left")
+        table = table.join(_at_k(inputs.oriented(None), keys, at_k), on=keys, how="left")
     labels = [one.label for one in parsed]
     table = table.select(*keys, *labels).sort(keys)
     if not per_user:
@@ -628,11 +462,19 @@ class _Inputs:
     keys: list[str]
     item: str
     checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]]
+    average: bool
 
     @classmethod
     def read(
-        cls, recs: pl.LazyFrame, reference: pl.LazyFrame, spec: RecsSpec, *, average: bool
+        cls,
+        recs: pl.LazyFrame,
+        reference: pl.LazyFrame,
+        spec: RecsSpec,
+        *,
+        average: bool,
+        in_memory: tuple[bool, bool],
     ) -> _Inputs:
+        """Both frames checked and positioned; ``in_memory``: each was a frame in memory."""
         recs_schema, ref_schema = recs.collect_schema(), reference.collect_schema()
         check_no_reserved(recs_schema.names(), frame="recs")
         check_no_reserved(ref_schema.names(), frame="reference")
@@ -651,8 +493,11 @@ class _Inputs:
             recs_schema=recs_schema,
             truth_schema=ref_schema,
         )
-        recs_pos, recs_list_checks = _positions(recs, spec, average=average)
-        ref_pos, ref_list_checks = _positions(reference, ref_spec, average=average)
+        recs_memory, ref_memory = in_memory
+        recs_pos, recs_list_checks = _positions(recs, spec, average=average, in_memory=recs_memory)
+        ref_pos, ref_list_checks = _positions(
+            reference, ref_spec, average=average, in_memory=ref_memory
+        )
         by = list(spec.by)
         users = pl.concat(
             [recs.select(*shared, spec.user), reference.select(*shared, spec.user)]
@@ -665,10 +510,12 @@ class _Inputs:
             if len(shared) < len(by):
                 ref_pos = _expand(ref_pos, groups, shared)
         checks = [
-            (given_recs, recs_checks(spec, recs_schema)),
+            (given_recs, recs_checks(spec, recs_schema, in_memory=recs_memory)),
             *recs_list_checks,
             (given_recs, recs_key_checks),
-            *_renamed([(given_ref, recs_checks(ref_spec, ref_schema))], "reference"),
+            *_renamed(
+                [(given_ref, recs_checks(ref_spec, ref_schema, in_memory=ref_memory))], "reference"
+            ),
             *_renamed(ref_list_checks, "reference"),
             *_renamed([(given_ref, ref_key_checks)], "reference"),
         ]
@@ -680,15 +527,16 @@ class _Inputs:
             keys,
             spec.item,
             checks,
+            average,
         )
 
     def _side(self, lf: pl.LazyFrame, name: str, k: int | None) -> pl.LazyFrame:
         kept = lf if k is None else lf.filter(pl.col(_T) <= k)
         return kept.rename({_T: f"{name}{_T}", _B: f"{name}{_B}", self.item: _ITEM})
 
-    def oriented(self, k: int | None) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-        """Each pair's lengths s <= l, and the items of both lists: S's and L's t and b."""
-        keys = self.keys
+    def oriented(self, k: int | None) -> rbo_plan.Lists:
+        """The pairs (s <= l), their shared items and the longer lists' unseen items."""
+        keys, on = self.keys, [*self.keys, _ITEM]
         x, y = self._side(self.recs, "x", k), self._side(self.reference, "y", k)
         nx = x.group_by(keys).agg(pl.len().alias("nx"))
         ny = y.group_by(keys).agg(pl.len().alias("ny"))
@@ -702,18 +550,35 @@ class _Inputs:
                 pl.max_horizontal("nx", "ny").cast(pl.Int64).alias(_L),
                 (pl.col("nx") <= pl.col("ny")).alias(_SIDE),
             )
+            .cache()
         )
-        joined = x.join(y, on=[*keys, _ITEM], how="full", coalesce=True).join(
-            pairs.select(*keys, _SIDE), on=keys, how="left"
-        )
-        short = pl.col(_SIDE)
+        x_short = pl.col(_SIDE)
         picked = [
-            pl.when(short == first).then(pl.col(f"x{col}")).otherwise(pl.col(f"y{col}"))
+            pl.when(x_short == first).then(pl.col(f"x{col}")).otherwise(pl.col(f"y{col}"))
             .alias(f"{name}{col}")
             for name, first in ((_S, True), (_L, False))
             for col in (_T, _B)
         ]  # fmt: skip
-        return pairs.select(*keys, _S, _L), joined.select(*keys, _ITEM, *picked)
+        # one join finds the shared items and the items of one list only
+        both = (
+            x.join(y, on=on, how="full", coalesce=True)
+            .join(pairs.select(*keys, _SIDE), on=keys, how="left")
+            .select(*on, *picked)
+            .cache()
+        )
+        ts, tl = pl.col(f"{_S}{_T}"), pl.col(f"{_L}{_T}")
+        common = both.filter(ts.is_not_null() & tl.is_not_null()).drop(_ITEM)
+        # the longer list's items that the shorter one lacks
+        unseen = both.filter(ts.is_null() & tl.is_not_null()).select(*on, tl, pl.col(f"{_L}{_B}"))
+        tied = None
+        if self.average:
+            sides = (self.recs, self.reference)
+            tied = pl.concat(
+                [side.filter(pl.col(_B) > pl.col(_T)).select(keys) for side in sides]
+            ).unique()
+            if k is not None:
+                raise AssertionError("ties='average' takes no cutoff")  # refused in _spec
+        return rbo_plan.Lists(pairs.select(*keys, _S, _L), common, unseen, tied)
 
 
 def _expand(frame: pl.LazyFrame, groups: pl.LazyFrame, shared: Sequence[str]) -> pl.LazyFrame:

@@ -122,7 +122,7 @@ def rank_correlation(
     system: str = "model",
     method: Method = "kendall",
 ) -> float:
-    r"""Correlation between two orderings of the same systems (higher score = ranked higher).
+    """Correlation between two orderings of the same systems (higher score = ranked higher).
 
     Parameters
     ----------
@@ -153,11 +153,8 @@ def rank_correlation(
     With n systems, C concordant and D discordant pairs, and T_x, T_y the
     pairs tied in one ordering only:
 
-    .. math::
-
-        \tau_b = \frac{C - D}{\sqrt{(C + D + T_x)(C + D + T_y)}}
-
-        \tau_{AP} = \frac{2}{n - 1} \sum_{i=2}^{n} \frac{C(i)}{i - 1} - 1
+    * ``tau_b = (C - D) / sqrt((C + D + T_x) (C + D + T_y))``;
+    * ``tau_AP = 2 / (n - 1) sum_{i=2}^{n} C(i) / (i - 1) - 1``,
 
     where C(i) is the number of systems above position i of ``other``'s
     ordering that ``reference`` also ranks above the system at position i.

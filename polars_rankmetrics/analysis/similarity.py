@@ -231,7 +231,7 @@ def similarity(
     duplicates: Duplicates = "error",
     **roles: Unpack[Roles],
 ) -> FrameT:
-    r"""How alike each list is to the reference run's list of the same user.
+    """How alike each list is to the reference run's list of the same user.
 
     Parameters
     ----------
@@ -275,22 +275,20 @@ def similarity(
     Notes
     -----
     With S the shorter list (length s), L the longer (length l), X_d the
-    overlap of their top d and A_d = X_d / d (Webber, Moffat & Zobel 2010):
+    overlap of their top d, A_d = X_d / d and c = (1 - p) / p (Webber, Moffat
+    & Zobel 2010, eqs. 11 and 32):
 
-    .. math::
+    * ``rbo_min = c (sum_{d=1}^{l} X_d p^d / d + X_l (ln(1 / (1 - p)) -
+      sum_{d=1}^{l} p^d / d))``: no item below the lists is shared;
+    * ``rbo = c (sum_{d=1}^{l} X_d p^d / d + sum_{d=s+1}^{l} X_s (d - s) p^d
+      / (s d)) + (X_l - X_s + l X_s / s) p^l / l``: the unseen part of S
+      agrees as its seen part did (A_s), and below l both agree as at l;
+    * ``rbo_res = RBO_max - rbo_min``, RBO_max being the RBO of the best
+      continuation of both lists: how much the unseen items could still add.
 
-        \mathrm{RBO_{min}} = \frac{1-p}{p}\Big(\sum_{d=1}^{l} \frac{X_d}{d} p^d
-            + X_l \big(\ln\tfrac{1}{1-p} - \sum_{d=1}^{l} \tfrac{p^d}{d}\big)\Big)
-
-        \mathrm{RBO_{ext}} = \frac{1-p}{p}\Big(\sum_{d=1}^{l} \frac{X_d}{d} p^d
-            + \sum_{d=s+1}^{l} \frac{X_s (d - s)}{s\,d} p^d
-            + \frac{X_l - X_s + l X_s / s}{l}\,\frac{p^{l+1}}{1-p}\Big)
-
-    and ``rbo_res`` = RBO_max - RBO_min, RBO_max being the RBO of the best
-    continuation of both lists (the residual uncertainty, Webber et al. eq.
-    11-12). The lists are the whole lists given (or their top k): lists of
-    different lengths take the uneven forms above, which the popular
-    ``rbo`` package gets wrong (dlukes/rbo#5).
+    The lists are the whole lists given (or their top k): lists of different
+    lengths take the uneven forms above, which the popular ``rbo`` package
+    gets wrong (dlukes/rbo#5).
 
     With ``ties="average"`` a group of tied items at positions t..b
     contributes (d - t + 1) / (b - t + 1) of each item to the prefix of depth

@@ -484,13 +484,17 @@ class _Inputs:
         except (ValueError, TypeError) as error:
             raise type(error)(str(error).replace("recs", "reference", 1)) from None
         given_recs, given_ref = recs, reference
-        recs, reference, recs_key_checks, ref_key_checks = v.unify_key_dtypes(
-            recs,
-            reference,
-            [*shared, spec.user, spec.item],
-            recs_schema=recs_schema,
-            truth_schema=ref_schema,
-        )
+        try:
+            recs, reference, recs_key_checks, ref_key_checks = v.unify_key_dtypes(
+                recs,
+                reference,
+                [*shared, spec.user, spec.item],
+                recs_schema=recs_schema,
+                truth_schema=ref_schema,
+            )
+        except TypeError as error:
+            # the rule is the truth's (ranking.relevance): here the other frame is the reference
+            raise TypeError(str(error).replace("truth", "reference")) from None
         recs_memory, ref_memory = in_memory
         recs_pos, recs_list_checks = _positions(recs, spec, average=average, in_memory=recs_memory)
         ref_pos, ref_list_checks = _positions(

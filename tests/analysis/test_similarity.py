@@ -482,6 +482,18 @@ def test_the_reference_is_named_in_its_errors() -> None:
         prm.similarity(recs, recs.with_columns(pl.lit(None, pl.Int64).alias("rank")), ["rbo"])
     with pytest.raises(TypeError, match=r"reference must be a polars DataFrame"):
         prm.similarity(recs, {"user": [1]}, ["rbo"])
+    with pytest.raises(TypeError, match=r"'item' has dtype String in recs but Int32 in reference"):
+        prm.similarity(recs, recs.with_columns(pl.lit(1).alias("item")), ["rbo"])
+
+
+def test_ids_of_two_integer_dtypes_match_by_value() -> None:
+    recs = pl.DataFrame(
+        {"user": [1, 1], "item": [5, 6], "rank": [1, 2]},
+        schema_overrides={"user": pl.Int32, "item": pl.UInt16},
+    )
+    reference = pl.DataFrame({"user": [1, 1], "item": [6, 5], "rank": [1, 2]})
+    out = prm.similarity(recs, reference, ["rbo", "jaccard@2"], per_user=True)
+    assert out.rows() == [(1, pytest.approx(0.9, abs=1e-15), 1.0)]
 
 
 # ---------------------------------------------------------------- rank correlation

@@ -386,7 +386,9 @@ def similarity(
         values = rbo_plan.rbo(inputs.oriented(rbos[0].k), keys, requests)
         table = table.join(values, on=keys, how="left")
     if at_k:
-        table = table.join(_at_k(inputs.oriented(None), keys, at_k), on=keys, how="left")
+        # the items below the largest cutoff change none of them
+        deepest = max(one.k or 0 for one in at_k)
+        table = table.join(_at_k(inputs.oriented(deepest), keys, at_k), on=keys, how="left")
     labels = [one.label for one in parsed]
     table = table.select(*keys, *labels).sort(keys)
     if not per_user:
@@ -578,8 +580,6 @@ class _Inputs:
             tied = pl.concat(
                 [side.filter(pl.col(_B) > pl.col(_T)).select(keys) for side in sides]
             ).unique()
-            if k is not None:
-                raise AssertionError("ties='average' takes no cutoff")  # refused in _spec
         return rbo_plan.Lists(pairs.select(*keys, _S, _L), common, unseen, tied)
 
 

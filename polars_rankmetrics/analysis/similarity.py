@@ -8,15 +8,10 @@ Positions come from the package's ranking rules
 duplicates included. Definitions: ``docs/similarity.md``.
 
 RBO is computed as in Corsi & Urbano (2024), whose formulas extend Webber,
-Moffat & Zobel (2010) to ties: every item has a contribution c(i, d) to the
-prefix of depth d of a list, 1 from its position on when it is not tied,
-and a ramp over its group of tied positions t..b (``ties="average"``:
-(d - t + 1) / (b - t + 1) for t <= d < b, 1 from b on). The overlap at depth
-d is X_d = sum_i c_S(i, d) c_L(i, d) and the agreement A_d = X_d / d (their
-a-variant, the expected agreement when the ties are broken at random). The
-sums over depths are taken over one row per (list pair, depth): the items'
-steps are counted at the depth they complete, and only the tied positions
-of an item add rows of their own.
+Moffat & Zobel (2010) to ties; the plan is :mod:`polars_rankmetrics.analysis._rbo`
+(closed forms over the items of lists without ties, a row per depth only
+for pairs with tie groups). Jaccard@k and intersection@k read the top k of
+both lists (with tie groups: each item's probability of being in it).
 """
 
 from __future__ import annotations
@@ -43,9 +38,6 @@ from polars_rankmetrics.conventions import Duplicates, Ties
 __all__ = ["similarity"]
 
 FrameT = TypeVar("FrameT")
-
-RboForm = Literal["ext", "min", "res"]
-
 
 @dataclass(frozen=True)
 class _Kind:

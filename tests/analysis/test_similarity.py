@@ -586,3 +586,29 @@ def test_rank_correlation_names_the_missing_column() -> None:
         prm.rank_correlation(frame, frame, metric="x", system="system")
     with pytest.raises(ValueError, match=r"no metric column 'z'"):
         prm.rank_correlation(frame, frame, metric="z")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs=list_pairs(), p=st.sampled_from([0.3, 0.9]))
+def test_the_closed_forms_and_the_sums_over_depths_agree(
+    pairs: tuple[list[list[str]], list[list[str]]], p: float
+) -> None:
+    # lists without ties take the closed forms; the same lists summed depth by depth (the
+    # plan of pairs with ties) must give the same numbers
+    from polars_rankmetrics._pipeline.inputs import RecsSpec  # noqa: PLC0415
+    from polars_rankmetrics.analysis import _rbo  # noqa: PLC0415 - the private plan
+    from polars_rankmetrics.analysis.similarity import _Inputs  # noqa: PLC0415
+
+    xs, ys = pairs
+    spec = RecsSpec("user", "item", "rank", "score", ())
+    inputs = _Inputs.read(
+        _long(xs).lazy(), _long(ys).lazy(), spec, average=False, in_memory=(False, False)
+    )
+    lists = inputs.oriented(None)
+    requests = [_rbo.RboRequest(form, form, p) for form in ("ext", "min", "res")]
+    closed = _rbo._untied(lists, inputs.keys, requests).collect().sort("user")
+    summed = _rbo._tied(lists, inputs.keys, requests).collect().sort("user")
+    assert closed["user"].to_list() == summed["user"].to_list()
+    for form in ("ext", "min", "res"):
+        for a, b in zip(closed[form].to_list(), summed[form].to_list(), strict=True):
+            assert a == pytest.approx(b, abs=1e-12)

@@ -40,8 +40,6 @@ LONG = f"{PREFIX}l"  # the longer list's
 ITEM = f"{PREFIX}item"
 _D = f"{PREFIX}depth"
 _N = f"{PREFIX}n"
-_STEP = f"{PREFIX}step"
-_RAMP = f"{PREFIX}ramp"
 _J = f"{PREFIX}unseen"
 _START = f"{PREFIX}start"
 _END = f"{PREFIX}end"
@@ -196,130 +194,124 @@ def _closed_form(request: RboRequest) -> pl.Expr:
     return high - low
 
 
-def _steps_and_ramps(
-    items: pl.LazyFrame, keys: list[str], start: pl.Expr, end: pl.Expr, value: pl.Expr
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """An item's contribution as a step of 1 at depth ``end`` and its values on [start, end).
+def _events(
+    items: pl.LazyFrame,
+    keys: list[str],
+    start: pl.Expr,
+    end: pl.Expr,
+    value: pl.Expr,
+    *,
+    name: str,
+) -> list[pl.LazyFrame]:
+    """An item's contribution: a step of 1 at depth ``end``, its values on [start, end).
 
-    ``value`` is evaluated at depth ``_D`` on the rows of the ramp (ties only).
+    Columns ``step_<name>`` and ``ramp_<name>``; ``value`` is evaluated at
+    depth ``_D`` on the rows of the ramp (tied positions only).
     """
-    steps = items.select(*keys, end.alias(_D)).group_by([*keys, _D]).agg(pl.len().alias(_STEP))
+    steps = items.select(*keys, end.alias(_D), pl.lit(1, pl.Int64).alias(f"step_{name}"))
     ramps = (
         items.with_columns(start.alias(_START), end.alias(_END))
         .filter(pl.col(_START) < pl.col(_END))
-        .with_columns(pl.int_ranges(pl.col(_START), pl.col(_END)).alias(_D))
+        .with_columns(pl.int_ranges(pl.col(_START), pl.col(_END), dtype=pl.Int64).alias(_D))
         .explode(_D)
-        .group_by([*keys, _D])
-        .agg(value.sum().alias(_RAMP))
+        .select(*keys, _D, value.alias(f"ramp_{name}"))
     )
-    return steps, ramps
-
-
-def _per_depth(
-    depths: pl.LazyFrame, keys: list[str], parts: tuple[pl.LazyFrame, pl.LazyFrame], name: str
-) -> pl.LazyFrame:
-    """Add column ``name``: the steps completed by each depth plus the ramps at that depth."""
-    steps, ramps = parts
-    return (
-        depths.join(steps, on=[*keys, _D], how="left")
-        .join(ramps, on=[*keys, _D], how="left")
-        .sort([*keys, _D])
-        .with_columns(
-            (
-                pl.col(_STEP).fill_null(0).cum_sum().over(keys).cast(pl.Float64)
-                + pl.col(_RAMP).fill_null(0.0)
-            ).alias(name)
-        )
-        .drop(_STEP, _RAMP)
-    )
+    return [steps, ramps]
 
 
 def _depth_table(lists: Lists, keys: list[str], *, need_max: bool) -> pl.LazyFrame:
-    """One row per (pair, depth d): X_d, the unseen items' sum and count, M_d, s and l."""
-    short, long = pl.col(SHORT), pl.col(LONG)
-    depth = pl.col(_D)
+    """One row per (pair, depth d): s, l, X_d, U_d (the unseen items' mean contribution), M_d.
+
+    Every item's steps and ramps are one table of events, summed per (pair,
+    depth) once and accumulated down the depths of each pair.
+    """
+    short, long, depth = pl.col(SHORT), pl.col(LONG), pl.col(_D)
     # the depths read: 1..l, and with the maximum up to l + s (where its overlap completes)
     last = (long + short) if need_max else long
     depths = (
         lists.lengths.filter(long > 0)
         .with_columns(pl.int_ranges(1, last + 1, dtype=pl.Int64).alias(_D))
         .explode(_D)
-        .select(*keys, _D)
     )
     both = contribution(_TS, _BS, depth) * contribution(_TL, _BL, depth)
-    frame = _per_depth(
-        depths,
-        keys,
-        _steps_and_ramps(
-            lists.common, keys, pl.max_horizontal(_TS, _TL), pl.max_horizontal(_BS, _BL), both
-        ),
-        "x",
-    )
-    unseen = lists.unseen
-    # the mean contribution of the longer list's unseen items, over those already started
     alone = contribution(_TL, _BL, depth)
-    frame = _per_depth(frame, keys, _steps_and_ramps(unseen, keys, _TL, _BL, alone), "u_sum")
-    started = unseen.select(*keys, _TL.alias(_D)).group_by([*keys, _D]).agg(pl.len().alias(_STEP))
-    frame = _per_depth(frame, keys, (started, started.head(0).rename({_STEP: _RAMP})), "u_n")
-    frame = frame.join(lists.lengths, on=keys, how="left")
+    common_end = pl.max_horizontal(_BS, _BL)
+    events = [
+        *_events(lists.common, keys, pl.max_horizontal(_TS, _TL), common_end, both, name="x"),
+        # the mean contribution of the longer list's unseen items, over those already started
+        *_events(lists.unseen, keys, _TL, _BL, alone, name="u"),
+        lists.unseen.select(*keys, _TL.alias(_D), pl.lit(1, pl.Int64).alias("step_n")),
+    ]
+    names = ["x", "u", "n"]
     if need_max:
         # the maximum: S continues with L's unseen items in their order, the j-th at depth
         # s + j
-        ranked = unseen.join(lists.lengths.select(*keys, short), on=keys, how="left").with_columns(
+        ranked = lists.unseen.join(lists.lengths, on=keys, how="left").with_columns(
             (pl.struct(_TL, ITEM).rank("ordinal").over(keys) + short).alias(_J)
         )
         j = pl.col(_J)
-        parts = _steps_and_ramps(
-            ranked, keys, pl.max_horizontal(_TL, j), pl.max_horizontal(_BL, j), alone
+        events += _events(
+            ranked, keys, pl.max_horizontal(_TL, j), pl.max_horizontal(_BL, j), alone, name="m"
         )
-        frame = _per_depth(frame, keys, parts, "m")
-    x = pl.col("x")
-    x_s = x.filter(depth == short).first().over(keys).fill_null(0.0)
-    return frame.with_columns(
-        x_s.alias("x_s"),
-        x.filter(depth == long).first().over(keys).alias("x_l"),
-        pl.when(short > 0).then(x_s / short).otherwise(0.0).alias("a_s"),
+        names.append("m")
+    summed = pl.concat(events, how="diagonal").group_by([*keys, _D]).agg(pl.all().sum())
+    columns = summed.collect_schema().names()
+    level = [
+        (
+            pl.col(f"step_{name}").fill_null(0).cum_sum().over(keys).cast(pl.Float64)
+            + (pl.col(f"ramp_{name}").fill_null(0.0) if f"ramp_{name}" in columns else 0.0)
+        ).alias(name)
+        for name in names
+    ]
+    return (
+        depths.join(summed, on=[*keys, _D], how="left")
+        .sort([*keys, _D])
+        .with_columns(level)
+        .select(*keys, _D, short, long, *names)
     )
 
 
-def _depth_sum(form: str, p: float) -> pl.Expr:
-    """RBO of one pair from its rows of :func:`_depth_table` (an aggregation)."""
+def _depth_sums(requests: Sequence[RboRequest]) -> list[pl.Expr]:
+    """RBO of one pair from its rows of :func:`_depth_table` (aggregations, no windows)."""
     short, long, depth = pl.col(SHORT), pl.col(LONG), pl.col(_D)
-    x, x_l, a_s = pl.col("x"), pl.col("x_l"), pl.col("a_s")
-    weight = pl.lit(p, pl.Float64).pow(depth)
+    x = pl.col("x")
+    s, l = short.first(), long.first()  # noqa: E741 - Webber et al.'s names
+    x_s = x.filter(depth == short).first().fill_null(0.0)
+    # all of the longer list's items have completed by depth l: X_d = X_l from there on
+    x_l = x.filter(depth == long).first()
     seen = depth <= short
     between = (depth > short) & (depth <= long)
-    head = pl.when(seen).then(x / depth * weight).otherwise(0.0).sum()
-    if form == "ext":
-        unseen = pl.col("u_sum") / pl.col("u_n")
-        grown = x + (depth - short) * a_s * unseen
-        mid = pl.when(between).then(grown / depth * weight).otherwise(0.0).sum()
-        tail = (x_l + (long - short) * a_s) / long * pl.lit(p).pow(long + 1) / (1 - p)
-        return (head + mid + tail.first()) * (1 - p) / p
-    harmonic = pl.when(depth <= long).then(weight / depth).otherwise(0.0).sum()
-    low = head + pl.when(between).then(x / depth * weight).otherwise(0.0).sum()
-    low = low + x_l.first() * (math.log(1 / (1 - p)) - harmonic)
-    if form == "min":
-        return low * (1 - p) / p
-    # the residual: RBO_max - RBO_min, the maximum's overlap completing at depth f
-    f = long + short - x_l
-    mid = pl.when(between).then((x + pl.col("m")) / depth * weight).otherwise(0.0).sum()
-    beyond = (depth > long) & (depth < f + 1)
-    far = pl.when(beyond).then((2 * depth - long - short + x_l) / depth * weight).otherwise(0.0)
-    high = head + mid + far.sum() + (pl.lit(p).pow(f + 1) / (1 - p)).first()
-    return (high - low) * (1 - p) / p
+    sums = []
+    for one in requests:
+        p = one.p
+        over_d = pl.lit(p, pl.Float64).pow(depth) / depth
+        head = (x * over_d).filter(seen).sum()
+        low_mid = (x * over_d).filter(between).sum()
+        harmonic = over_d.filter(depth <= long).sum()
+        low = head + low_mid + x_l * (math.log(1 / (1 - p)) - harmonic)
+        scale = (1 - p) / p
+        if one.form == "ext":
+            a_s = pl.when(s > 0).then(x_s / s).otherwise(0.0)
+            unseen = pl.col("u") / pl.col("n")
+            grown = ((depth - short) * unseen * over_d).filter(between).sum()
+            tail = (x_l + (l - s) * a_s) / l * pl.lit(p, pl.Float64).pow(l)
+            value = pl.when(s > 0).then(scale * (head + low_mid + a_s * grown) + tail)
+            sums.append(value.otherwise(0.0).alias(one.label))
+        elif one.form == "min":
+            sums.append((scale * low).alias(one.label))
+        else:
+            # depths l < d < f + 1, f = l + s - X_l: overlap 2d - l - s + X_l (x is X_l there)
+            beyond = (depth > long) & (depth < long + short - x + 1)
+            far = ((2 * depth - long - short + x) * over_d).filter(beyond).sum()
+            best = (pl.col("m") * over_d).filter(between).sum()
+            f = l + s - x_l
+            high = scale * (head + low_mid + best + far) + pl.lit(p, pl.Float64).pow(f)
+            sums.append((high - scale * low).alias(one.label))
+    return sums
 
 
 def _tied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl.LazyFrame:
     """RBO of pairs with ties, summed over one row per (pair, depth)."""
     need_max = any(one.form == "res" for one in requests)
     frame = _depth_table(lists, keys, need_max=need_max)
-    sums = [_depth_sum(one.form, one.p).alias(one.label) for one in requests]
-    values = frame.group_by(keys).agg(*sums, pl.col(SHORT).first())
-    # one list empty and the other not: nothing in common, and no extrapolation from it
-    empty_ext = [
-        pl.when(pl.col(SHORT) == 0).then(0.0).otherwise(pl.col(one.label)).alias(one.label)
-        for one in requests
-        if one.form == "ext"
-    ]
-    return values.with_columns(empty_ext).drop(SHORT)
+    return frame.group_by(keys).agg(_depth_sums(requests))

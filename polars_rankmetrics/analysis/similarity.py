@@ -39,6 +39,7 @@ __all__ = ["similarity"]
 
 FrameT = TypeVar("FrameT")
 
+
 @dataclass(frozen=True)
 class _Kind:
     """A family of similarity measures: its form, parameters and cutoff rule."""

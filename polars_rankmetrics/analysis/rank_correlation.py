@@ -103,15 +103,23 @@ def _kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def _tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
-    # walk down the other ordering; above position i, count the systems the reference
-    # also ranks above the system at i
-    order = sorted(range(len(other)), key=lambda index: -other[index])
+    """tau_AP walking down ``other``; its ties: the mean over their orders (tau_AP,a)."""
+    n = len(other)
     total = 0.0
-    for i in range(1, len(order)):
-        here = reference[order[i]]
-        correct = sum(1 for above in order[:i] if reference[above] > here)
-        total += correct / i
-    return 2 * total / (len(order) - 1) - 1
+    above: list[int] = []  # the systems of the groups above
+    for value in sorted(set(other), reverse=True):
+        group = [index for index in range(n) if other[index] == value]
+        p, t = len(above), len(group)
+        # each member is at position p + 1 + k, k uniform in 0..t-1: E[1 / (position - 1)]
+        spread = sum(1 / (p + k) for k in range(t) if p + k > 0) / t
+        for index in group:
+            correct = sum(1 for j in above if reference[j] > reference[index])
+            total += correct * spread
+        # within the group, the member at place k has k members above it, each above it
+        # in the reference too with probability 1/2 over the orders of the group
+        total += sum(k / 2 / (p + k) for k in range(1, t))
+        above.extend(group)
+    return 2 * total / (n - 1) - 1
 
 
 def rank_correlation(
@@ -142,7 +150,8 @@ def rank_correlation(
         ``"kendall"``: Kendall's tau-b (``scipy.stats.kendalltau``'s default;
         tied scores count as neither concordant nor discordant, and the
         denominator leaves them out). ``"tau_ap"``: Yilmaz et al.'s AP
-        correlation of ``other`` against ``reference`` (asymmetric).
+        correlation of ``other`` against ``reference`` (asymmetric: the
+        argument order of ircor's ``tauAP(x = true, y = estimated)``).
 
     Returns
     -------
@@ -159,17 +168,21 @@ def rank_correlation(
     where C(i) is the number of systems above position i of ``other``'s
     ordering that ``reference`` also ranks above the system at position i.
     tau_AP equals tau when the swaps are spread evenly, and is lower when
-    they are at the top. It is defined for orderings without ties, so a tie in
-    either one is refused (Urbano & Marrero 2017 give tie-aware variants,
-    not implemented here); tau-b is undefined (refused) when every system has
-    the same score in one ordering.
+    they are at the top. Ties: the reference must have none (refused). Ties
+    in ``other`` give the mean of tau_AP over every order of the tied
+    systems (Urbano & Marrero 2017's tau_AP,a, for an ordering whose ties
+    are uncertainty): a member of a group of t systems below p others is at
+    position p + 1 + k with probability 1 / t, and two members are in the
+    reference's order with probability 1 / 2. tau-b is undefined (refused)
+    when every system has the same score in one ordering.
 
     Both orderings must rank the same systems: a system in one only is
     refused, as is fewer than two systems.
 
     References: Kendall (1945), "The treatment of ties in ranking problems";
     Yilmaz, Aslam & Robertson (2008), "A new rank correlation coefficient
-    for information retrieval", SIGIR.
+    for information retrieval", SIGIR; Urbano & Marrero (2017), "The
+    Treatment of Ties in AP Correlation", ICTIR.
 
     Examples
     --------
@@ -226,14 +239,12 @@ def rank_correlation(
             raise ValueError(
                 f"every system has the same score in {name}: the correlation is undefined"
             )
-        if method == "tau_ap" and len(set(values)) < len(values):
-            tied = next(
-                key for key, value in zip(systems, values, strict=True) if values.count(value) > 1
-            )
-            raise ValueError(
-                f"tau_AP is defined for orderings without ties, and {name} ties system "
-                f"{tied!r} with another; use method='kendall' (tau-b handles ties)"
-            )
+    if method == "tau_ap" and len(set(x)) < len(x):
+        tied = next(key for key, value in zip(systems, x, strict=True) if x.count(value) > 1)
+        raise ValueError(
+            f"tau_AP needs a reference without ties, and reference ties system {tied!r} with "
+            "another; use method='kendall' (tau-b handles ties)"
+        )
     if method == "kendall":
         return _kendall_tau_b(x, y)
     return _tau_ap(x, y)

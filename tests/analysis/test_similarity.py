@@ -534,6 +534,29 @@ def test_tau_ap_against_the_textbook(order: list[int], n: int) -> None:
         assert got == pytest.approx(prm.rank_correlation(reference, other), abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    order=st.permutations(list(range(7))), other=st.lists(st.integers(0, 3), min_size=7, max_size=7)
+)
+def test_ties_of_the_other_ordering_give_the_mean_tau_ap_over_their_orders(
+    order: list[int], other: list[int]
+) -> None:
+    # Urbano & Marrero's tau_AP,a: every order of the other ordering's ties, equally likely
+    reference = {f"s{i}": float(rank) for i, rank in enumerate(order)}
+    scores = {f"s{i}": float(value) for i, value in enumerate(other)}
+    if len(set(other)) == 1:
+        return
+    groups = sorted(set(other), reverse=True)
+    members = [[name for name in scores if scores[name] == value] for value in groups]
+    values = []
+    for combo in itertools.product(*(itertools.permutations(group) for group in members)):
+        flat = [name for group in combo for name in group]
+        untied = {name: float(len(flat) - place) for place, name in enumerate(flat)}
+        values.append(textbook_tau_ap(reference, untied))
+    got = prm.rank_correlation(reference, scores, method="tau_ap")
+    assert got == pytest.approx(sum(values) / len(values), abs=1e-12)
+
+
 def test_tau_ap_by_hand_and_its_asymmetry() -> None:
     truth = {"A": 4.0, "B": 3.0, "C": 2.0, "D": 1.0}
     top = {"A": 3.0, "B": 4.0, "C": 2.0, "D": 1.0}
@@ -565,7 +588,12 @@ def test_rank_correlation_reads_frames(backend: Backend) -> None:
         ({"a": 1, "b": 2}, {"a": 1, "c": 2}, {}, r"2 system\(s\) are in one ordering only"),
         ({"a": 1}, {"a": 1}, {}, r"at least two systems"),
         ({"a": 1, "b": 1}, {"a": 1, "b": 2}, {}, r"same score in reference"),
-        ({"a": 1, "b": 2, "c": 2}, {"a": 1, "b": 2, "c": 3}, {"method": "tau_ap"}, r"ties system"),
+        (
+            {"a": 1, "b": 2, "c": 2},
+            {"a": 1, "b": 2, "c": 3},
+            {"method": "tau_ap"},
+            r"reference ties",
+        ),
         ({"a": 1, "b": 2}, {"a": 1, "b": 2}, {"method": "spearman"}, r"method must be one of"),
         ({"a": 1, "b": float("nan")}, {"a": 1, "b": 2}, {}, r"give a finite number"),
         ({"a": 1, "b": 2}, None, {}, r"metric=\(reference_column, other_column\)"),

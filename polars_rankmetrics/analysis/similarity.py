@@ -89,12 +89,28 @@ def _parse(text: object) -> _Measure:
             f"unknown similarity measure {match.group('name')!r} in {text!r}{suggestion} "
             f"(known: {sorted(_KINDS)})"
         )
+    p = _persistence(match.group("params"), name=name, text=text, takes_p=kind.takes_p)
+    raw_cutoffs = match.group("cutoffs")
+    k: int | None = None
+    if raw_cutoffs is not None:
+        if "," in raw_cutoffs:
+            raise ValueError(f"{text!r}: give one cutoff per measure string")
+        k = v.check_cutoff(int(raw_cutoffs), what=f"the cutoff in {text!r}")
+    if kind.cutoff == "required" and k is None:
+        raise ValueError(f"{text!r} needs a cutoff, e.g. '{name}@10'")
+    return _Measure(text, kind.form, k, p)
+
+
+def _persistence(raw: str | None, *, name: str, text: str, takes_p: bool) -> float:
+    """The p of ``rbo(p=...)`` (0.9 when not given), checked to be in (0, 1)."""
     p = _DEFAULT_P
-    raw = match.group("params")
     if raw is not None and raw.strip():
-        if not kind.takes_p:
+        if not takes_p:
             raise ValueError(f"{name!r} takes no parameters, in {text!r}")
-        for part in raw.split(","):
+        parts = raw.split(",")
+        if len(parts) > 1:
+            raise ValueError(f"{text!r} gives {len(parts)} parameters: write one p, rbo(p=0.9)")
+        for part in parts:
             key, sep, value = (piece.strip() for piece in part.partition("="))
             if not sep or key != "p":
                 raise ValueError(
@@ -112,15 +128,7 @@ def _parse(text: object) -> _Measure:
                     f"parameter 'p' in {text!r} must be in (0, 1) (the persistence: the "
                     f"weight of depth d is proportional to p^(d-1)), got {p}"
                 )
-    raw_cutoffs = match.group("cutoffs")
-    k: int | None = None
-    if raw_cutoffs is not None:
-        if "," in raw_cutoffs:
-            raise ValueError(f"{text!r}: give one cutoff per measure string")
-        k = v.check_cutoff(int(raw_cutoffs), what=f"the cutoff in {text!r}")
-    if kind.cutoff == "required" and k is None:
-        raise ValueError(f"{text!r} needs a cutoff, e.g. '{name}@10'")
-    return _Measure(text, kind.form, k, p)
+    return p
 
 
 def _parse_all(measures: str | Sequence[str]) -> list[_Measure]:

@@ -277,7 +277,7 @@ def similarity(
     -----
     With S the shorter list (length s), L the longer (length l), X_d the
     overlap of their top d, A_d = X_d / d and c = (1 - p) / p (Webber, Moffat
-    & Zobel 2010, eqs. 11 and 32):
+    & Zobel 2010; the extrapolation of uneven lists is their eq. 32):
 
     * ``rbo_min = c (sum_{d=1}^{l} X_d p^d / d + X_l (ln(1 / (1 - p)) -
       sum_{d=1}^{l} p^d / d))``: no item below the lists is shared;

@@ -646,3 +646,21 @@ def test_the_closed_forms_and_the_sums_over_depths_agree(
     for form in ("ext", "min", "res"):
         for a, b in zip(closed[form].to_list(), summed[form].to_list(), strict=True):
             assert a == pytest.approx(b, abs=1e-12)
+
+
+def test_models_within_folds_share_each_folds_reference() -> None:
+    reference = pl.DataFrame(
+        {"fold": [1, 1, 2, 2], "user": [1, 1, 1, 1], "item": list("abba"), "rank": [1, 2, 1, 2]}
+    )
+    recs = pl.DataFrame(
+        {
+            "fold": [1, 1, 1, 1, 2, 2, 2, 2],
+            "model": ["m", "m", "n", "n"] * 2,
+            "user": [1] * 8,
+            "item": list("abba") * 2,
+            "rank": [1, 2] * 4,
+        }
+    )
+    out = prm.similarity(recs, reference, ["jaccard@1"], by=["fold", "model"])
+    # fold 1's reference starts with a, fold 2's with b
+    assert out.rows() == [(1, "m", 1.0), (1, "n", 0.0), (2, "m", 0.0), (2, "n", 1.0)]

@@ -28,9 +28,11 @@ from polars_rankmetrics.analysis import (
     curves,
     friedman,
     plot_critical_difference,
+    rank_correlation,
     report,
     sampled_metrics,
     seeds_interval,
+    similarity,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -101,6 +103,7 @@ __all__ = [
     "precision",
     "r_precision",
     "rank",
+    "rank_correlation",
     "recall",
     "reciprocal_rank",
     "relevance",
@@ -109,6 +112,7 @@ __all__ = [
     "sample_data",
     "sampled_metrics",
     "seeds_interval",
+    "similarity",
     "users_needed",
 ]
 

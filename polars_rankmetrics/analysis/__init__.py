@@ -13,6 +13,7 @@ from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.planning import users_needed
+from polars_rankmetrics.analysis.rank_correlation import rank_correlation
 from polars_rankmetrics.analysis.report import Report, report
 from polars_rankmetrics.analysis.sampled import (
     SampledMetricsWarning,
@@ -20,6 +21,7 @@ from polars_rankmetrics.analysis.sampled import (
     sampled_metrics,
 )
 from polars_rankmetrics.analysis.seeds import seeds_interval
+from polars_rankmetrics.analysis.similarity import similarity
 
 __all__ = [
     "FriedmanResult",
@@ -32,8 +34,10 @@ __all__ = [
     "curves",
     "friedman",
     "plot_critical_difference",
+    "rank_correlation",
     "report",
     "sampled_metrics",
     "seeds_interval",
+    "similarity",
     "users_needed",
 ]

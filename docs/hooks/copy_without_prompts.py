@@ -21,13 +21,13 @@ _PROMPT = re.compile(r"^(>>>|\.\.\.)( |$)")
 
 
 def runnable(shown: str) -> str | None:
-    """The input lines of a doctest without their prompts; None when it has no prompts.
+    r"""The input lines of a doctest without their prompts; None when it has no prompts.
 
     A ``...`` line continues the input only right after an input line; after
     output it is output (a doctest's ellipsis).
 
-    >>> runnable(">>> x = [1,\\n...      2]\\n>>> x\\n[1,\\n...\\n>>> y")
-    'x = [1,\\n     2]\\nx\\ny\\n'
+    >>> runnable(">>> x = [1,\n...      2]\n>>> x\n[1,\n...\n>>> y")
+    'x = [1,\n     2]\nx\ny\n'
     """
     lines = shown.splitlines()
     if not any(line.startswith(">>>") for line in lines):

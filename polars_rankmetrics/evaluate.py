@@ -336,6 +336,13 @@ def evaluate(
         a list, whatever the truth; with ``per_user=True`` a metric is null on
         the rows of users it does not count, and a group measure (coverage,
         gini, personalization) shows its group's value on every row.
+    propensity : str or None, default None
+        For the debiased measures (``ips_*``, ``snips_*``): the column of
+        ``items=`` (one propensity per item) or of the truth (one per
+        relevant pair) holding each relevant pair's probability of being
+        observed, in (0, 1]. ``None``: estimated from ``interactions=`` as
+        ``(n_i / max_j n_j)^((gamma + 1) / 2)`` (see
+        :mod:`polars_rankmetrics._measures.debiased`).
 
     Returns
     -------

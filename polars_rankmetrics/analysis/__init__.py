@@ -12,17 +12,21 @@ from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
+from polars_rankmetrics.analysis.fusion import FusionOptimum, fuse, optimize_fusion
 from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.report import Report, report
 
 __all__ = [
     "FriedmanResult",
+    "FusionOptimum",
     "Report",
     "anova",
     "compare",
     "compare_per_user",
     "curves",
     "friedman",
+    "fuse",
+    "optimize_fusion",
     "plot_critical_difference",
     "report",
     "users_needed",

@@ -75,13 +75,16 @@ _RRF_K: Final = 60.0
 # ---------------------------------------------------------------- the inputs
 
 
+Kind = Literal["eager", "lazy", "pandas"]
+
+
 @dataclass(frozen=True)
 class _Runs:
     """Every run as one long lazy frame, and how to give a result back in the kind given."""
 
     frame: pl.LazyFrame
     names: tuple[Any, ...] | None  # a dict's keys in order; None for a long frame
-    kind: Literal["eager", "lazy", "pandas"]
+    kind: Kind
     pandas_source: tuple[Any, pl.Schema]  # the (first) frame given and its Polars schema
     checks: list[v.DataCheck]
 
@@ -90,7 +93,7 @@ def _is_pandas(frame: object) -> bool:
     return type(frame).__module__.split(".")[0] == "pandas"
 
 
-def _as_polars(frame: object, *, name: str) -> tuple[pl.DataFrame | pl.LazyFrame, str]:
+def _as_polars(frame: object, *, name: str) -> tuple[pl.DataFrame | pl.LazyFrame, Kind]:
     if isinstance(frame, pl.LazyFrame):
         return frame, "lazy"
     if isinstance(frame, pl.DataFrame):
@@ -105,14 +108,12 @@ def _as_polars(frame: object, *, name: str) -> tuple[pl.DataFrame | pl.LazyFrame
     )
 
 
-def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score: str) -> _Runs:
-    """The runs as one long frame (run, keys..., item, score Float64), checked."""
+def _roles(run: str, keys: Sequence[str], item: str, score: str) -> dict[str, str]:
+    """The column of each role, refused unless each is a distinct column name."""
     *by, user = keys
-    check_column_names(run=run, user=user, item=item, score=score)
-    for i, name in enumerate(by):
-        check_column_names(**{f"by[{i}]": name})
     roles = {"run": run, **{f"by[{i}]": name for i, name in enumerate(by)}}
     roles.update(user=user, item=item, score=score)
+    check_column_names(**roles)
     if len(set(roles.values())) < len(roles):
         raise ValueError(f"the column roles must name distinct columns, got {roles}")
     if "rank" in (*keys, item):
@@ -120,50 +121,58 @@ def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score:
             f"the result adds a column 'rank', which the roles already name ({roles}): "
             "rename that column first"
         )
-    columns = [*keys, item, score]
-    if isinstance(runs, Mapping):
-        if not runs:
-            raise ValueError("runs is an empty dict: give at least one run (name -> frame)")
-        frames: list[pl.LazyFrame] = []
-        kinds: set[str] = set()
-        first_schema: pl.Schema | None = None
-        first_name: Any = None
-        for name, frame in runs.items():
-            if not isinstance(name, (str, int)) or isinstance(name, bool):
+    return roles
+
+
+def _read_dict(
+    runs: Mapping[Any, Any], roles: Mapping[str, str], *, run: str, score: str
+) -> tuple[pl.LazyFrame, Kind, tuple[Any, pl.Schema]]:
+    """A dict of runs as one long frame; its kind; its first frame and that one's schema."""
+    if not runs:
+        raise ValueError("runs is an empty dict: give at least one run (name -> frame)")
+    frames: list[pl.LazyFrame] = []
+    kinds: set[str] = set()
+    first: tuple[Any, Any, pl.Schema] | None = None
+    ids = [column for role, column in roles.items() if role not in ("run", "score")]
+    for name, frame in runs.items():
+        if not isinstance(name, (str, int)) or isinstance(name, bool):
+            raise TypeError(
+                f"run names (the dict's keys) must be strings or integers, got {v.shorten(name)}"
+            )
+        polars_frame, frame_kind = _as_polars(frame, name=f"runs[{name!r}]")
+        kinds.add(frame_kind)
+        lazy = polars_frame.lazy()
+        schema = lazy.collect_schema()
+        v.require_columns(
+            schema, {r: c for r, c in roles.items() if r != "run"}, frame=f"run {name!r}"
+        )
+        if run in schema:
+            raise ValueError(
+                f"run {name!r} has a column {run!r}, the name fuse gives the run column "
+                "(run=): rename it or pass run=... to name the run column otherwise"
+            )
+        v.require_numeric(schema, score, frame=f"run {name!r}", role="score")
+        first = first or (name, frame, schema)
+        for column in ids:
+            if schema[column] != first[2][column]:
                 raise TypeError(
-                    f"run names (the dict's keys) must be strings or integers, got {v.shorten(name)}"
+                    f"column {column!r} is {schema[column]} in run {name!r} but "
+                    f"{first[2][column]} in run {first[0]!r}: give every run the same "
+                    f"dtype, e.g. pl.col({column!r}).cast(pl.{first[2][column]})"
                 )
-            polars_frame, kind = _as_polars(frame, name=f"runs[{name!r}]")
-            kinds.add(kind)
-            lazy = polars_frame.lazy()
-            schema = lazy.collect_schema()
-            if first_schema is None:
-                source = (frame, schema)
-            v.require_columns(
-                schema, {r: c for r, c in roles.items() if r != "run"}, frame=f"run {name!r}"
-            )
-            if run in schema:
-                raise ValueError(
-                    f"run {name!r} has a column {run!r}, the name fuse gives the run column "
-                    "(run=): rename it or pass run=... to name the run column otherwise"
-                )
-            v.require_numeric(schema, score, frame=f"run {name!r}", role="score")
-            if first_schema is None:
-                first_schema, first_name = schema, name
-            for column in (*keys, item):
-                if schema[column] != first_schema[column]:
-                    raise TypeError(
-                        f"column {column!r} is {schema[column]} in run {name!r} but "
-                        f"{first_schema[column]} in run {first_name!r}: give every run the same "
-                        f"dtype, e.g. pl.col({column!r}).cast(pl.{first_schema[column]})"
-                    )
-            frames.append(
-                lazy.select(pl.lit(name).alias(run), *keys, item, pl.col(score).cast(pl.Float64))
-            )
-        long = pl.concat(frames, how="vertical")
-        kind_of = "lazy" if "lazy" in kinds else "pandas" if kinds == {"pandas"} else "eager"
-        in_memory = "lazy" not in kinds
-        names: tuple[Any, ...] | None = tuple(runs)
+        frames.append(lazy.select(pl.lit(name).alias(run), *ids, pl.col(score).cast(pl.Float64)))
+    kind: Kind = "lazy" if "lazy" in kinds else "pandas" if kinds == {"pandas"} else "eager"
+    _, frame, schema = cast("tuple[Any, Any, pl.Schema]", first)  # runs is not empty
+    return pl.concat(frames, how="vertical"), kind, (frame, schema)
+
+
+def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score: str) -> _Runs:
+    """The runs as one long frame (run, keys..., item, score Float64), and its data checks."""
+    roles = _roles(run, keys, item, score)
+    names: tuple[Any, ...] | None = None
+    if isinstance(runs, Mapping):
+        long, kind, source = _read_dict(runs, roles, run=run, score=score)
+        names = tuple(runs)
     else:
         polars_frame, kind = _as_polars(runs, name="runs")
         lazy = polars_frame.lazy()
@@ -174,8 +183,9 @@ def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score:
         if isinstance(schema[run], (pl.Categorical, pl.Enum)):
             run_column = run_column.cast(pl.String)  # compared with the weights' names as text
         long = lazy.select(run_column, *keys, item, pl.col(score).cast(pl.Float64))
-        kind_of, in_memory, names, source = cast("Any", kind), kind != "lazy", None, (runs, schema)
-    show = (run, *columns)
+        source = (runs, schema)
+    in_memory = kind != "lazy"
+    show = (run, *keys, item, score)
     checks = v.null_checks("runs", roles, in_memory=in_memory, show=show)
     finite = pl.col(score).is_finite()
     checks.append(
@@ -187,17 +197,9 @@ def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score:
             row_wise=True,
         )
     )
-    checks.append(
-        v.duplicate_check(
-            "runs",
-            [run, *keys, item],
-            show,
-            ": a run lists an item once per user; drop the repeats (e.g. keep each item's best "
-            "score) first",
-            in_memory=in_memory,
-        )  # fmt: skip
-    )
-    return _Runs(long, names, kind_of, source, checks)
+    hint = ": a run lists an item once per user; keep one row of each (e.g. its best score)"
+    checks.append(v.duplicate_check("runs", [run, *keys, item], show, hint, in_memory=in_memory))
+    return _Runs(long, names, kind, source, checks)
 
 
 def _back(result: pl.LazyFrame, runs: _Runs) -> Any:
@@ -250,7 +252,8 @@ def _weights_table(
     if len(weights) != len(names):
         raise ValueError(f"weights has {len(weights)} value(s) for {len(names)} runs {list(names)}")
     return {
-        name: _number(w, what=f"weights[{i}]") for i, (name, w) in enumerate(zip(names, weights))
+        name: _number(w, what=f"weights[{i}]")
+        for i, (name, w) in enumerate(zip(names, weights, strict=True))
     }
 
 
@@ -786,7 +789,7 @@ def optimize_fusion(
     best_index = int(values_found.fill_null(-math.inf).arg_max() or 0)
     best_row = table_scores.row(best_index, named=True)
     best: dict[str, Any] = (
-        {"weights": dict(zip(names, best_row["weights"]))}
+        {"weights": dict(zip(names, best_row["weights"], strict=True))}
         if method == "wsum"
         else {"k": _as_k(best_row["k"])}
     )

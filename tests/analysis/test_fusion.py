@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -160,7 +159,9 @@ def _generated(seed: int, *, n_runs: int = 3, n_users: int = 25) -> dict[str, Ru
             # coarse scores: many ties; some runs negative (max and zmuv see signs)
             values = rng.integers(-3 if r == 1 else 0, 6, size=size) / 2.0
             # the order ranx keeps for equal scores: item id descending, as fuse breaks ties
-            run[f"q{u}"] = dict(sorted(zip(items.tolist(), values.tolist()), reverse=True))
+            run[f"q{u}"] = dict(
+                sorted(zip(items.tolist(), values.tolist(), strict=True), reverse=True)
+            )
         runs[f"run{r}"] = run
     return runs
 
@@ -238,9 +239,7 @@ def test_optimize_fusion_equals_ranx_grid() -> None:
     truth_frame = pl.DataFrame(
         [(q, d) for q, docs in truth.items() for d in docs], schema=["user", "item"], orient="row"
     )
-    found = prm.optimize_fusion(
-        _long(runs), truth_frame, method="wsum", norm=None, metric="ndcg@5"
-    )
+    found = prm.optimize_fusion(_long(runs), truth_frame, method="wsum", norm=None, metric="ndcg@5")
     # ranx's report names a point by the text of its tuple: "(np.float64(0.1), ...)"
     ranx_scores = {
         tuple(float(w) for w in re.findall(r"([-\d.e]+)\)", config)): value
@@ -302,7 +301,7 @@ def _textbook(
                 elif norm == "min-max":
                     out[d] = (s - min(scores)) / max(max(scores) - min(scores), 1e-9)
                 elif norm == "max":
-                    out[d] = s / max(max(scores), 1e-9)
+                    out[d] = s / max(*scores, 1e-9)
                 elif norm == "sum":
                     out[d] = (s - min(scores)) / max(sum(t - min(scores) for t in scores), 1e-9)
                 elif norm == "zmuv":
@@ -340,7 +339,9 @@ def _textbook(
             else:
                 c = len(candidates)
                 fused = sum(
-                    c - ordered[name].index(d) if d in lists[name] else (c - len(lists[name]) + 1) / 2
+                    c - ordered[name].index(d)
+                    if d in lists[name]
+                    else (c - len(lists[name]) + 1) / 2
                     for name in runs
                 )
             result[(user, d)] = fused
@@ -359,9 +360,7 @@ _RUN = st.dictionaries(st.sampled_from(["u1", "u2", "u3"]), _LIST, max_size=3)
     norm=st.sampled_from([*NORMS, None]),
     k=st.sampled_from([0.0, 1.0, 60.0]),
 )
-def test_equals_the_textbook(
-    runs: list[RunDict], method: str, norm: str | None, k: float
-) -> None:
+def test_equals_the_textbook(runs: list[RunDict], method: str, norm: str | None, k: float) -> None:
     named = {f"r{i}": {u: items for u, items in run.items() if items} for i, run in enumerate(runs)}
     frame = _long(named)
     if frame.height == 0 or frame.get_column("run").n_unique() < len(named):
@@ -380,7 +379,9 @@ def test_equals_the_textbook(
         assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
     # rank: 1..n per user by score descending, equal scores by item descending
     for user, group in fused.group_by("user"):
-        order = sorted(group.iter_rows(named=True), key=lambda r: (r["score"], r["item"]), reverse=True)
+        order = sorted(
+            group.iter_rows(named=True), key=lambda r: (r["score"], r["item"]), reverse=True
+        )
         assert [row["rank"] for row in order] == list(range(1, len(order) + 1)), user
 
 
@@ -488,10 +489,14 @@ def test_refusals_at_call_time(change: pl.Expr, options: dict[str, Any], message
 )  # fmt: skip
 def test_data_refusals_name_a_row(change: pl.Expr, message: str, *, lazy: bool) -> None:
     frame = _two_runs().with_columns(change)
+
+    def fused() -> pl.DataFrame:
+        if lazy:  # refused when collected
+            return prm.fuse(frame.lazy(), method="sum").collect()
+        return prm.fuse(frame, method="sum")
+
     with pytest.raises(ValueError, match=message):
-        result = prm.fuse(frame.lazy() if lazy else frame, method="sum")
-        if lazy:
-            result.collect()
+        fused()
 
 
 def test_a_weight_missing_for_a_run_of_a_long_frame() -> None:

@@ -523,3 +523,57 @@ def test_optimize_fusion_is_one_evaluation_per_grid_point() -> None:
         assert value == pytest.approx(expected, abs=1e-12)
     assert found.best_score == found.grid.get_column("ndcg@10").max()
     assert found.runs == tuple(models)
+
+
+# ---------------------------------------------------------------- trectools, where installed
+
+
+def _trec_run(run: RunDict, name: str) -> Any:
+    import pandas as pd  # noqa: PLC0415 - trectools reads pandas frames
+    from trectools import TrecRun  # noqa: PLC0415 - test-only oracle
+
+    rows = [
+        (q, "Q0", d, rank, s, name)
+        for q, items in run.items()
+        # in fuse's order (score descending, equal scores by id descending): trectools' RRF
+        # reads each list in its row order
+        for rank, (d, s) in enumerate(
+            sorted(items.items(), key=lambda pair: (pair[1], pair[0]), reverse=True), start=1
+        )
+    ]
+    frame = pd.DataFrame(rows, columns=["query", "q0", "docid", "rank", "score", "system"])
+    trec_run = TrecRun(None)
+    trec_run.load_run_from_dataframe(frame)
+    return trec_run
+
+
+def _trectools_scores(fused: Any) -> dict[tuple[Any, Any], float]:
+    data = fused.run_data
+    return {
+        (q, d): float(s)
+        for q, d, s in zip(data["query"], data["docid"], data["score"], strict=True)
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rrf_equals_trectools(seed: int) -> None:
+    fusion = pytest.importorskip("trectools.fusion")
+    runs = _generated(seed)
+    fused = fusion.reciprocal_rank_fusion([_trec_run(r, n) for n, r in runs.items()], k=60)
+    expected = _trectools_scores(fused)
+    got = _scores(prm.fuse(_long(runs), method="rrf"))
+    assert got.keys() == expected.keys()
+    assert max(abs(got[key] - value) for key, value in expected.items()) < 1e-15
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # trectools' own pandas calls
+@pytest.mark.parametrize("method", ["sum", "max", "min", "anz", "mnz", "med"])
+def test_combos_equal_trectools(method: str) -> None:
+    # trectools' combos read raw scores (norm=None) of two runs (it merges them pairwise)
+    fusion = pytest.importorskip("trectools.fusion")
+    runs = _generated(2, n_runs=2)
+    fused = fusion.combos([_trec_run(r, n) for n, r in runs.items()], strategy=method)
+    expected = _trectools_scores(fused)
+    got = _scores(prm.fuse(_long(runs), method=method, norm=None))  # type: ignore[arg-type]
+    assert got.keys() == expected.keys()
+    assert max(abs(got[key] - value) for key, value in expected.items()) < 1e-12

@@ -498,8 +498,8 @@ def fuse(
     compared as floats: sums of the same terms in another order can differ in
     the last bit (the streaming engine may add them in another order), and so
     can the order of two mathematically equal sums of three or more terms
-    (RRF: 1/61 + 1/62 + 1/63 in two orders). Unlike ranx, the runs need not list the same users: every
-    user some run lists is fused.
+    (RRF: 1/61 + 1/62 + 1/63 in two orders). Unlike ranx, the runs need not
+    list the same users: every user some run lists is fused.
 
     References
     ----------

@@ -577,3 +577,33 @@ def test_combos_equal_trectools(method: str) -> None:
     got = _scores(prm.fuse(_long(runs), method=method, norm=None))  # type: ignore[arg-type]
     assert got.keys() == expected.keys()
     assert max(abs(got[key] - value) for key, value in expected.items()) < 1e-12
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"method": "mnz"}, "method must be one of"),
+        ({"metric": "ndcg@5,10"}, "one metric string"),
+        ({"step": 0.3}, "step must divide 1"),
+        ({"grid": []}, "grid is empty"),
+        ({"grid": [{"x": 1.0}]}, "no weight to run 'y'"),
+        ({"method": "rrf", "grid": [10, -1]}, "k must be >= 0"),
+        ({"norm": "z"}, "norm must be one of"),
+    ],
+)
+def test_optimize_fusion_refusals(options: dict[str, Any], message: str) -> None:
+    truth = pl.DataFrame({"user": [1, 2], "item": ["a", "c"]})
+    with pytest.raises((ValueError, TypeError), match=message):
+        prm.optimize_fusion(_two_runs(), truth, **options)
+
+
+def test_optimize_fusion_takes_weights_grid_in_the_runs_order() -> None:
+    truth = pl.DataFrame({"user": [1, 2], "item": ["b", "c"]})
+    found = prm.optimize_fusion(
+        _two_runs(), truth, metric="mrr", grid=[[1.0, 0.0], {"x": 0.0, "y": 1.0}]
+    )
+    assert found.runs == ("x", "y")
+    assert found.grid.get_column("weights").to_list() == [[1.0, 0.0], [0.0, 1.0]]
+    rrf = prm.optimize_fusion(_two_runs(), truth, method="rrf", metric="mrr", grid=[1, 2.5])
+    assert rrf.grid.get_column("k").to_list() == [1.0, 2.5]
+    assert rrf.best["k"] in (1, 2.5)

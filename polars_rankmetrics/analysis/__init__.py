@@ -12,6 +12,7 @@ from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
+from polars_rankmetrics.analysis.fusion import FusionOptimum, fuse, optimize_fusion
 from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.rank_correlation import rank_correlation
 from polars_rankmetrics.analysis.report import Report, report
@@ -25,6 +26,7 @@ from polars_rankmetrics.analysis.similarity import similarity
 
 __all__ = [
     "FriedmanResult",
+    "FusionOptimum",
     "Report",
     "SampledMetricsWarning",
     "anova",
@@ -33,6 +35,8 @@ __all__ = [
     "correction_coefficients",
     "curves",
     "friedman",
+    "fuse",
+    "optimize_fusion",
     "plot_critical_difference",
     "rank_correlation",
     "report",

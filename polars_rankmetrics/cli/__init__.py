@@ -1,4 +1,4 @@
-"""The ``rankmetrics`` command line: ``demo``, ``evaluate``, ``kaggle``, ``trec``, ``compare``...
+"""The ``rankmetrics`` command line: ``demo``, ``evaluate``, ``trec``, ``compare``, ``fuse``...
 
 Each command is one module of this package with two functions:
 ``add(subparsers)`` declares its parser (and sets ``run`` as the default of
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from polars.exceptions import PolarsError
 
 from polars_rankmetrics._progress import logger
-from polars_rankmetrics.cli import compare, demo, evaluate, gate, kaggle, trec
+from polars_rankmetrics.cli import compare, demo, evaluate, fuse, gate, kaggle, trec
 from polars_rankmetrics.cli._common import (
     CliError,
     Parser,
@@ -41,7 +41,7 @@ from polars_rankmetrics.cli._common import (
 
 __all__ = ["COMMANDS", "STDOUT_CLOSED", "build_parser", "main"]
 
-COMMANDS = (demo, evaluate, kaggle, trec, compare, gate)
+COMMANDS = (demo, evaluate, kaggle, trec, compare, fuse, gate)
 """The command modules, in the order ``rankmetrics --help`` lists them."""
 
 

@@ -147,14 +147,14 @@ def _unify_keys(
     }
 
 
-def _check_category_dtype(schema: pl.Schema, category: str) -> bool:
-    """Raise unless the category column holds labels; return whether it holds lists."""
+def _check_category_dtype(schema: pl.Schema, category: str, role: str = "category") -> bool:
+    """Raise unless the category (or group) column holds labels; return whether it holds lists."""
     dtype = schema[category]
     inner = dtype.inner if isinstance(dtype, pl.List) else dtype
     ok = isinstance(inner, (pl.String, pl.Categorical, pl.Enum)) or inner.is_integer()
     if not ok:
         raise TypeError(
-            f"items column {category!r} (category) must hold a category label (String, "
+            f"items column {category!r} ({role}) must hold a {role} label (String, "
             "Categorical, Enum or integer) or a List of them, but its dtype is "
             f"{dtype}. Cast it, e.g. pl.col({category!r}).cast(pl.String)."
         )
@@ -195,6 +195,7 @@ def _check_inputs_given(
     interactions: object,
     items: object,
     category: str | None,
+    group: str | None = None,
 ) -> None:
     problems = []
     wanting = _wanting(asked, "interactions")
@@ -212,10 +213,17 @@ def _check_inputs_given(
             f"{', '.join(wanting)} need category=: the items column holding each item's "
             "category or list of categories"
         )
+    wanting = _wanting(asked, "group")
+    if wanting and group is None:
+        problems.append(
+            f"{', '.join(wanting)} need group=: the items column holding each item's "
+            "group or list of groups"
+        )
     if problems:
         raise ValueError("missing input: " + "; ".join(problems))
-    if category is not None and items is None:
-        raise ValueError("category= names a column of items=, but no items were given")
+    for name, column in (("category", category), ("group", group)):
+        if column is not None and items is None:
+            raise ValueError(f"{name}= names a column of items=, but no items were given")
 
 
 def list_metrics(
@@ -428,6 +436,7 @@ def plan_lists(
     interactions: object,
     items: object,
     category: str | None,
+    group: str | None = None,
 ) -> ListPlan:
     """Check the interactions and the catalog and build the measures' plans.
 
@@ -435,7 +444,9 @@ def plan_lists(
     cutoff of ``measures``, already checked (nulls, repeats). Both
     :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
     """
-    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    _check_inputs_given(
+        measures, interactions=interactions, items=items, category=category, group=group
+    )
     spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()
@@ -443,7 +454,7 @@ def plan_lists(
         frames["interactions"] = _history_frame(interactions, spec)
         shared = tuple(name for name in spec.by if name in frames["interactions"][1])
     if _wanting(measures, "catalog") and items is not None:
-        frames["items"] = _catalog_frame(items, item, category)
+        frames["items"] = _catalog_frame(items, item, category, group)
     unified = _unify_keys(frames, [*shared, user, item])
     lists = unified["recs"]
     checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = []
@@ -455,7 +466,7 @@ def plan_lists(
     catalog = unified.get("items")
     if catalog is not None:
         catalog, catalog_checks = _catalog(
-            catalog, frames["items"][1], item, category, in_memory=_in_memory(items)
+            catalog, frames["items"][1], item, category, group, in_memory=_in_memory(items)
         )
         checks += catalog_checks
         checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
@@ -470,7 +481,13 @@ def plan_lists(
     group_measures = ba.group_requests(hooks)
     users = (
         ba.per_user(
-            lists, user_measures, keys, interactions=history, items=catalog, category=category
+            lists,
+            user_measures,
+            keys,
+            interactions=history,
+            items=catalog,
+            category=category,
+            group=group,
         )
         if user_measures
         else None
@@ -489,19 +506,24 @@ def _history_frame(interactions: object, spec: RecsSpec) -> tuple[pl.LazyFrame, 
     return history, history.collect_schema()
 
 
+def _labels(category: str | None, group: str | None) -> dict[str, str]:
+    """The catalog's label columns by role (``category``, ``group``), those given."""
+    return {role: name for role, name in (("category", category), ("group", group)) if name}
+
+
 def _catalog_frame(
-    items: object, item: str, category: str | None
+    items: object, item: str, category: str | None, group: str | None = None
 ) -> tuple[pl.LazyFrame, pl.Schema]:
-    """The catalog's item (and category) columns, lazy, and their schema."""
+    """The catalog's item (and category, group) columns, lazy, and their schema."""
     catalog = to_lazy(_to_polars_input(items, "items"), name="items")
     schema = catalog.collect_schema()
-    roles = {"item": item} if category is None else {"item": item, "category": category}
-    v.require_columns(schema, roles, frame="items")
-    if category is not None:
-        if category == item:
-            raise ValueError("category must be a column other than the item column")
-        _check_category_dtype(schema, category)
-    catalog = catalog.select(item) if category is None else catalog.select(item, category)
+    labels = _labels(category, group)
+    v.require_columns(schema, {"item": item, **labels}, frame="items")
+    for role, name in labels.items():
+        if name == item:
+            raise ValueError(f"{role} must be a column other than the item column")
+        _check_category_dtype(schema, name, role)
+    catalog = catalog.select(item, *dict.fromkeys(labels.values()))
     return catalog, catalog.collect_schema()
 
 
@@ -561,23 +583,30 @@ def _check_parameters(head_share: object, alpha: object) -> None:
 
 
 def _catalog(
-    catalog: pl.LazyFrame, schema: pl.Schema, item: str, category: str | None, *, in_memory: bool
+    catalog: pl.LazyFrame,
+    schema: pl.Schema,
+    item: str,
+    category: str | None,
+    group: str | None = None,
+    *,
+    in_memory: bool,
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
-    """The catalog with categories as String (or List of String), and its data checks."""
-    show = [item] if category is None else [item, category]
+    """The catalog with categories and groups as String (or List of String), and its checks."""
+    labels = _labels(category, group)
+    show = [item, *dict.fromkeys(labels.values())]
     checks = [
         *v.null_checks("items", {"item": item}, in_memory=in_memory),
         *_float_key_checks("items", schema, {"item": item}, show, in_memory=in_memory),
     ]
-    if category is not None:
-        dtype = schema[category]
+    for role, name in labels.items():
+        dtype = schema[name]
         multi = isinstance(dtype, pl.List)
         inner = dtype.inner if isinstance(dtype, pl.List) else dtype
         if isinstance(inner, (pl.Categorical, pl.Enum)):
             # labels compare as text: two Enums with other orders still agree
             target = pl.List(pl.String) if multi else pl.String
-            catalog = catalog.with_columns(pl.col(category).cast(target))
-        column = pl.col(category)
+            catalog = catalog.with_columns(pl.col(name).cast(target))
+        column = pl.col(name)
         empty = (
             column.is_null()
             | (column.list.len() == 0)
@@ -588,8 +617,8 @@ def _catalog(
         checks.append(
             v.DataCheck(
                 bad=empty,
-                message=f"items column {category!r} (category) has {{n}} item(s) without "
-                "a category (null, an empty list or a null in the list); give them one, "
+                message=f"items column {name!r} ({role}) has {{n}} item(s) without "
+                f"a {role} (null, an empty list or a null in the list); give them one, "
                 "e.g. 'unknown'",
                 show=tuple(show),
             )

@@ -140,6 +140,7 @@ class _Plan:
     history_columns: tuple[str, ...] | None
     catalog: pl.DataFrame | None
     category: str | None
+    group: str | None
     shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
@@ -194,7 +195,7 @@ def evaluate(
         ``interactions``, the training history as a ``pyspark.sql.DataFrame``;
         ``items``, the catalog, a ``pyspark.sql.DataFrame`` or a Polars
         ``DataFrame`` (collected to the driver and sent to every task: one
-        row per item), and its ``category`` column.
+        row per item), and its ``category`` and ``group`` columns.
 
     Returns
     -------
@@ -276,11 +277,12 @@ def evaluate(
     user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
     relevance, by = given["relevance"], given["by"]
     interactions, items, category = given["interactions"], given["items"], given["category"]
+    group = given["group"]
     conventions = given["conventions"]
     # what every Polars call of the buckets takes besides the list inputs
     polars_options: dict[str, Any] = {
         name: value for name, value in given.items()
-        if name not in ("interactions", "items", "category")
+        if name not in ("interactions", "items", "category", "group")
     }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
@@ -294,6 +296,7 @@ def evaluate(
         "interactions": None if interactions is None else _empty_like(interactions.schema),
         "items": _catalog_schema(items),
         "category": category,
+        "group": group,
     }
     empty_truth = None if truth is None else _empty_like(truth.schema)
     dry = _evaluate_polars(
@@ -367,6 +370,7 @@ def evaluate(
         history_columns=None if history_in is None else tuple(history_in.columns),
         catalog=catalog,
         category=category,
+        group=group,
         shared_by=shared_by,
         recs_only_by=recs_only_by,
         groups=_global_groups(recs_in, shared_by, recs_only_by) if truth is not None else None,
@@ -796,7 +800,12 @@ def _per_user_parts(
     """Per (by..., user): the final values, or the part columns the aggregation reads."""
     compute = _evaluate_polars if plan.per_user else per_user_parts
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
-    inputs: dict[str, Any] = {"interactions": history, "items": catalog, "category": plan.category}
+    inputs: dict[str, Any] = {
+        "interactions": history,
+        "items": catalog,
+        "category": plan.category,
+        "group": plan.group,
+    }
     with _marked_errors():
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)
     if not plan.renames:

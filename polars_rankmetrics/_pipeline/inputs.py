@@ -118,6 +118,7 @@ class ListInputs:
     interactions: Any
     items: Any
     category: str | None
+    group: str | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ def list_parts(
         interactions=described.interactions,
         items=described.items,
         category=described.category,
+        group=described.group,
     )
     list_keys = spec.list_keys
     key_types = ranked.collect_schema()

@@ -95,12 +95,14 @@ class ListInputs(TypedDict, total=False):
 
     ``interactions``: the training history (novelty, arp, long_tail,
     calibration); ``items``: the item catalog (coverage, gini, ild,
-    calibration); ``category``: its category column (ild, calibration).
+    calibration); ``category``: its category column (ild, calibration);
+    ``group``: its item-group column (awrf, ndkl, exposure fairness).
     """
 
     interactions: Any
     items: Any
     category: str | None
+    group: str | None
 
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
@@ -120,6 +122,7 @@ DEFAULTS: Final[Mapping[str, object]] = {
     "interactions": None,
     "items": None,
     "category": None,
+    "group": None,
 }
 
 

@@ -103,7 +103,9 @@ def plan_call(
         options["relevance"],
         tuple(as_list(options["by"])),
     )
-    described = ListInputs(options["interactions"], options["items"], options["category"])
+    described = ListInputs(
+        options["interactions"], options["items"], options["category"], options["group"]
+    )
     return plan(recs, truth, metrics, roles, conv, described=described)
 
 

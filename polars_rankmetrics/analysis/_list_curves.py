@@ -92,6 +92,7 @@ def list_curves(
     interactions: Any,
     items: Any,
     category: str | None,
+    group: str | None,
     wanted: list[int],
     t_quantile: Any,
     hold: bool,
@@ -112,15 +113,16 @@ def list_curves(
         frames["interactions"] = _beyond._history_frame(interactions, spec)
         shared = [name for name in by if name in frames["interactions"][1]]
     if any("catalog" in curve.measure.inputs for curve in curves):
-        frames["items"] = _beyond._catalog_frame(items, item, category)
+        frames["items"] = _beyond._catalog_frame(items, item, category, group)
     unified = _beyond._unify_keys(frames, [*shared, user, item])
     by_types = lists.collect_schema()
     lists = unified["recs"]
     history = unified.get("interactions")
     catalog = unified.get("items")
-    if catalog is not None and category is not None:
-        catalog = _labels_as_text(catalog, category)
-    keys = _Keys(by, user, item, shared, category)
+    for column in (category, group):
+        if catalog is not None and column is not None:
+            catalog = _labels_as_text(catalog, column)
+    keys = _Keys(by, user, item, shared, category, group)
     grid = groups.join(_positions(lists, top, wanted), how="cross")
     pieces: dict[str, pl.LazyFrame] = {}
     user_curves = [curve for curve in curves if not isinstance(curve.hook, OfGroup)]
@@ -167,6 +169,7 @@ class _Keys:
     item: str
     shared: list[str]
     category: str | None
+    group: str | None
 
     @property
     def lists(self) -> list[str]:
@@ -245,7 +248,7 @@ def _user_values(
                 item=keys.item,
                 position=POS,
                 j=_J,
-                category=keys.category,
+                category=keys.category if hook.labels == "category" else keys.group,
                 catalog=catalog,
                 history=history,
             )

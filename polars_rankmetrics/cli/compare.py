@@ -104,6 +104,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     )
     lists.add_argument("--items", metavar="PATH", help="item catalog (item[, category]): ild")
     lists.add_argument("--category", help="category column of --items: ild, calibration")
+    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
@@ -209,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare(
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category,
+            interactions=interactions, items=items, category=args.category, group=args.group,
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -228,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category,
+            interactions=interactions, items=items, category=args.category, group=args.group,
         )  # fmt: skip
     if output is not None:
         write_frame(result, output, option="--output")

@@ -74,6 +74,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         "--items", metavar="PATH", help="item catalog (item[, category]): coverage, gini, ild"
     )
     lists.add_argument("--category", help="category column of --items: ild, calibration")
+    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
@@ -148,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         "interactions": interactions,
         "items": items,
         "category": args.category,
+        "group": args.group,
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

@@ -200,11 +200,14 @@ class PerList:
     over the :class:`Coded` lists; a list without a value has no row or a null.
     ``curve(request, frames)``: ``frames.steps`` with the column
     ``request.label``, the value at each position the list holds (null: not
-    counted there).
+    counted there). ``labels``: which column of the catalog labels the items
+    (``Coded``'s category tables and ``CurveFrames.category``): ``category=``
+    (ILD, calibration) or ``group=`` (the exposure-fairness measures).
     """
 
     value: Callable[[ListRequest, Coded], pl.LazyFrame]
     curve: Callable[[ListRequest, CurveFrames], pl.LazyFrame]
+    labels: Literal["category", "group"] = "category"
 
 
 # ---------------------------------------------------------------- OfGroup

@@ -10,6 +10,7 @@ key columns (more with string ids).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -35,6 +36,7 @@ __all__ = [
     "item_categories",
     "low",
     "pack",
+    "relabel",
 ]
 
 KU = f"{PREFIX}ku"  # k_u: the list's rows within the cut
@@ -167,3 +169,14 @@ def coded_lists(
         is_multi(items, category),
         interactions,
     )
+
+
+def relabel(coded: Coded, *, items: pl.LazyFrame, category: str) -> Coded:
+    """The same coded lists labeled by another column of the catalog (``group=``)."""
+    table = category_table(items, coded.keys.item, category)
+    labeled = (
+        coded.rows.select(LIST_CODE, coded.keys.rank, coded.keys.item)
+        .join(table.select(coded.keys.item, ITEM_CODE, CAT_CODE, M, W), on=coded.keys.item)
+        .cache()
+    )
+    return replace(coded, labeled=labeled, table=table, multi=is_multi(items, category))

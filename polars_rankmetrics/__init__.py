@@ -24,9 +24,12 @@ from polars_rankmetrics.analysis import (
     compare,
     compare_per_user,
     curves,
+    expected_exposure,
     friedman,
+    group_exposure,
     plot_critical_difference,
     report,
+    trec_fair_score,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -81,9 +84,11 @@ __all__ = [
     "curves",
     "dcg",
     "evaluate",
+    "expected_exposure",
     "f1",
     "first_relevant_rank",
     "friedman",
+    "group_exposure",
     "hit_rate",
     "list_metrics",
     "ndcg",
@@ -101,6 +106,7 @@ __all__ = [
     "report",
     "sample",
     "sample_data",
+    "trec_fair_score",
     "users_needed",
 ]
 

@@ -76,7 +76,7 @@ def textbook_awrf(ranked: list[tuple[int, Any]], items: dict[Any, list[str]], p:
     d = [weight[g] / total for g in groups]
     t = [target[g] for g in groups]
     divergence = 0.0
-    for di, ti in zip(d, t):
+    for di, ti in zip(d, t, strict=True):
         m = (di + ti) / 2
         divergence += 0.5 * (di * math.log2(di / m) if di > 0 else 0.0)
         divergence += 0.5 * (ti * math.log2(ti / m) if ti > 0 else 0.0)
@@ -138,17 +138,18 @@ def test_several_groups_split_an_items_attention() -> None:
 @st.composite
 def cases(draw: st.DrawFn) -> dict[str, Any]:
     catalog = {
-        item: draw(st.lists(st.sampled_from("xyz"), min_size=1, max_size=3))
-        for item in range(8)
+        item: draw(st.lists(st.sampled_from("xyz"), min_size=1, max_size=3)) for item in range(8)
     }
     rows: list[dict[str, Any]] = []
     for model in draw(st.sampled_from([["m1"], ["m1", "m2"]])):
         for user in draw(st.sets(st.integers(0, 4), min_size=1, max_size=4)):
             chosen = draw(st.lists(st.integers(0, 7), unique=True, min_size=1, max_size=6))
-            ranks = sorted(draw(st.sets(st.integers(1, 9), min_size=len(chosen), max_size=len(chosen))))
+            ranks = sorted(
+                draw(st.sets(st.integers(1, 9), min_size=len(chosen), max_size=len(chosen)))
+            )
             rows += [
                 {"model": model, "user": user, "item": i, "rank": r}
-                for i, r in zip(chosen, ranks)
+                for i, r in zip(chosen, ranks, strict=True)
             ]
     multi = any(len(set(groups)) > 1 for groups in catalog.values())
     return {
@@ -211,3 +212,204 @@ def test_group_is_required_and_checked() -> None:
     nulls = ITEMS.with_columns(pl.when(pl.col("item") == "a").then(pl.col("g")).alias("g"))
     with pytest.raises(ValueError, match=r"'g' \(group\) has 3 item\(s\) without a group"):
         prm.evaluate(RECS, None, ["awrf@3"], items=nulls, group="g")
+
+
+# ---------------------------------------------------------------- group_exposure
+
+
+def test_group_exposure_by_hand() -> None:
+    """Attention 1 + 1/2 + 1/4 (user 1) and 1 + 1/2 (user 2), pooled over the lists."""
+    result = prm.group_exposure(RECS, ITEMS, group="g")
+    # x: a, b (user 1) and a (user 2): 1 + 1/2 + 1; y: c (user 1), d (user 2): 1/4 + 1/2
+    total = 1.75 + 1.5
+    assert result["g"].to_list() == ["x", "y"]
+    assert result["exposure"].to_list() == pytest.approx([2.5, 0.75])
+    assert result["share"].to_list() == pytest.approx([2.5 / total, 0.75 / total])
+    assert result["target"].to_list() == pytest.approx([0.5, 0.5])
+    gap = (2.5 / total - 0.5) - (0.75 / total - 0.5)
+    assert result["gap"].to_list() == pytest.approx([gap, gap])
+    by_model = prm.group_exposure(
+        pl.concat([RECS.with_columns(m=pl.lit("a")), RECS.with_columns(m=pl.lit("b"))]),
+        ITEMS, group="g", by="m", k=1, p=1.0,
+    )  # fmt: skip
+    # k = 1: both users show x first
+    assert by_model["share"].to_list() == pytest.approx([1.0, 0.0, 1.0, 0.0])
+    assert by_model["gap"].to_list() == pytest.approx([1.0] * 4)
+
+
+def test_group_exposure_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="missing from the item catalog"):
+        prm.group_exposure(RECS, ITEMS.head(2), group="g")
+    with pytest.raises(ValueError, match="repeated within a list"):
+        prm.group_exposure(RECS.with_columns(rank=pl.lit(1)), ITEMS, group="g")
+    with pytest.raises(ValueError, match="several rows"):
+        prm.group_exposure(RECS, pl.concat([ITEMS, ITEMS]), group="g")
+    with pytest.raises(ValueError, match="group="):
+        prm.group_exposure(RECS, ITEMS, group="genre")
+
+
+# ---------------------------------------------------------------- expected exposure
+
+# diazf/expeval (commit of github:diazf/expeval fetched 2026-11), run as
+# `expeval.py -u rbp -p P -U qrels.txt run.txt` on these inputs; its unnormalised output:
+# disparity = EE-D, relevance = EE-R / 2, difference = EE-L (printed to 6 decimals)
+EXPEVAL_QRELS = [("q1", "d1", 2), ("q1", "d2", 1), ("q1", "d3", 1), ("q1", "d4", 0),
+                 ("q2", "e1", 1), ("q2", "e2", 1)]  # fmt: skip
+EXPEVAL_RUN = [
+    ("q1", "s1", "d1", 1), ("q1", "s1", "d2", 2), ("q1", "s1", "d4", 3), ("q1", "s1", "d3", 4),
+    ("q1", "s2", "d2", 1), ("q1", "s2", "d1", 2), ("q1", "s2", "d3", 3), ("q1", "s2", "d5", 4),
+    ("q1", "s3", "d4", 1), ("q1", "s3", "d1", 2), ("q1", "s3", "d3", 3),
+    ("q2", "s1", "e1", 1), ("q2", "s1", "e3", 2), ("q2", "s2", "e3", 1), ("q2", "s2", "e2", 2),
+]  # fmt: skip
+EXPEVAL_OUTPUT = {  # p: {qid: (disparity, relevance, difference)}
+    0.5: {"q1": (0.913194, 0.932292, 0.329861), "q2": (0.875000, 0.562500, 0.875000)},
+    0.8: {"q1": (1.795890, 1.728747, 0.375196), "q2": (1.220000, 0.810000, 1.220000)},
+}
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8])
+def test_expected_exposure_reproduces_expeval(p: float) -> None:
+    qrels = pl.DataFrame(EXPEVAL_QRELS, schema=["user", "item", "rel"], orient="row")
+    run = pl.DataFrame(EXPEVAL_RUN, schema=["user", "sample", "item", "rank"], orient="row")
+    result = prm.expected_exposure(run, qrels, relevance="rel", p=p, per_user=True)
+    for row in result.iter_rows(named=True):
+        disparity, relevance, difference = EXPEVAL_OUTPUT[p][row["user"]]
+        assert row["ee_d"] == pytest.approx(disparity, abs=5e-7)
+        assert row["ee_r"] == pytest.approx(2 * relevance, abs=1e-6)
+        assert row["ee_l"] == pytest.approx(difference, abs=5e-7)
+    means = prm.expected_exposure(run, qrels, relevance="rel", p=p)
+    assert means["users"][0] == 2
+    assert means["ee_l"][0] == pytest.approx(result["ee_l"].mean(), abs=1e-12)
+
+
+def textbook_expected_exposure(
+    samples: dict[Any, list[Any]], grades: dict[Any, float], p: float, k: int | None
+) -> tuple[float, float, float]:
+    """EE-L, EE-D, EE-R by enumerating every ideal ranking's exposure (permutations of ties)."""
+    import itertools  # noqa: PLC0415 - textbook only
+
+    e: dict[Any, float] = defaultdict(float)
+    for ranking in samples.values():
+        for r, item in enumerate(ranking, start=1):
+            if k is None or r <= k:
+                e[item] += p ** (r - 1) / len(samples)
+    relevant = [i for i, g in grades.items() if g > 0]
+    levels = sorted({grades[i] for i in relevant}, reverse=True)
+    blocks = [[i for i in relevant if grades[i] == level] for level in levels]
+    target: dict[Any, float] = defaultdict(float)
+    orders = list(itertools.product(*[list(itertools.permutations(b)) for b in blocks]))
+    for order in orders:
+        ranking = [i for block in order for i in block]
+        for r, item in enumerate(ranking, start=1):
+            if k is None or r <= k:
+                target[item] += p ** (r - 1) / len(orders)
+    keys = set(e) | set(target)
+    ee_l = sum((e[i] - target[i]) ** 2 for i in keys)
+    ee_d = sum(v**2 for v in e.values())
+    ee_r = 2 * sum(e[i] * target[i] for i in keys)
+    return ee_l, ee_d, ee_r
+
+
+@PROFILE
+@given(
+    st.dictionaries(st.integers(0, 6), st.integers(0, 3), min_size=1, max_size=5),
+    st.lists(st.permutations(list(range(8))).map(lambda x: x[:5]), min_size=1, max_size=3),
+    st.sampled_from([0.5, 0.9]),
+    st.sampled_from([None, 2, 4]),
+)
+def test_expected_exposure_equals_the_textbook(
+    grades: dict[int, int], rankings: list[list[int]], p: float, k: int | None
+) -> None:
+    if not any(g > 0 for g in grades.values()):
+        return
+    samples = dict(enumerate(rankings))
+    run = pl.DataFrame(
+        [(s, 7, item, r) for s, ranking in samples.items() for r, item in enumerate(ranking, 1)],
+        schema=["sample", "user", "item", "rank"],
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        {"user": [7] * len(grades), "item": list(grades), "rel": list(grades.values())}
+    )
+    got = prm.expected_exposure(run, truth, relevance="rel", p=p, k=k, per_user=True)
+    want = textbook_expected_exposure(samples, {i: float(g) for i, g in grades.items()}, p, k)
+    assert got["ee_l"][0] == pytest.approx(want[0], abs=TOLERANCE)
+    assert got["ee_d"][0] == pytest.approx(want[1], abs=TOLERANCE)
+    assert got["ee_r"][0] == pytest.approx(want[2], abs=TOLERANCE)
+
+
+# ---------------------------------------------------------------- TREC Fair 2022
+
+
+def trec2022_by_hand(
+    run: list[Any],
+    relevant: set[Any],
+    alignment: dict[Any, dict[str, float]],
+    target: dict[str, float],
+    target_len: int = 500,
+) -> tuple[float, float]:
+    """nDCG and AWRF of one query as wptrec.metrics.AWRFMetric computes them (one dimension).
+
+    Rebuilt from the script's definitions: discount 1 / log2(max(r, 2)); binary
+    utility; ideal DCG over min(target_len, |relevant|) ranks; the group
+    distribution the discount-weighted mean of the known pages' alignment
+    rows; AWRF = 1 - jensenshannon(d, t) ** 2 (scipy, natural logarithm).
+    """
+    import numpy as np  # noqa: PLC0415 - textbook only
+
+    disc = 1.0 / np.log2(np.maximum(np.arange(1, target_len + 1), 2))
+    util = np.array([1.0 if page in relevant else 0.0 for page in run])
+    ndcg = float(np.sum(util * disc[: len(run)]) / np.sum(disc[: min(target_len, len(relevant))]))
+    groups = sorted(target)
+    known = [(r, page) for r, page in enumerate(run) if page in alignment]
+    weights = np.array([disc[r] for r, _ in known])
+    rows = np.array([[alignment[page].get(g, 0.0) for g in groups] for _, page in known])
+    d = (weights[:, None] * rows).sum(axis=0) / weights.sum()
+    t = np.array([target[g] for g in groups])
+    return ndcg, float(1 - jensenshannon(d, t) ** 2)
+
+
+def test_trec_fair_score_reproduces_the_2022_script() -> None:
+    """Two queries, per-query targets, an item of two groups and an unknown page."""
+    catalog = pl.DataFrame(
+        {
+            "item": ["a", "b", "c", "d", "e", "f"],
+            "geo": [["eu"], ["eu", "af"], ["as"], ["af"], ["eu"], ["as", "af"]],
+        }
+    )
+    alignment = {
+        row["item"]: {g: 1 / len(row["geo"]) for g in row["geo"]}
+        for row in catalog.iter_rows(named=True)
+    }
+    runs = {"q1": ["b", "a", "zz", "c", "f"], "q2": ["d", "e"]}
+    qrels = {"q1": {"a", "c", "d"}, "q2": {"e", "f", "a", "b"}}
+    targets = {"q1": {"eu": 0.2, "af": 0.5, "as": 0.3}, "q2": {"eu": 0.6, "af": 0.1, "as": 0.3}}
+    recs = pl.DataFrame(
+        [(q, page, r) for q, run in runs.items() for r, page in enumerate(run, 1)],
+        schema=["user", "item", "rank"],
+        orient="row",
+    )
+    truth = pl.DataFrame(
+        [(q, page) for q, pages in qrels.items() for page in sorted(pages)],
+        schema=["user", "item"],
+        orient="row",
+    )
+    target = pl.DataFrame(
+        [(q, g, s) for q, shares in targets.items() for g, s in shares.items()],
+        schema=["user", "geo", "target"],
+        orient="row",
+    )
+    got = prm.trec_fair_score(recs, truth, catalog, group="geo", target=target, per_user=True).sort(
+        "user"
+    )
+    for row in got.iter_rows(named=True):
+        ndcg, awrf = trec2022_by_hand(
+            runs[row["user"]], qrels[row["user"]], alignment, targets[row["user"]]
+        )
+        assert row["ndcg"] == pytest.approx(ndcg, abs=1e-6)  # the script's discounts are f4
+        assert row["awrf"] == pytest.approx(awrf, abs=1e-9)
+        assert row["score"] == pytest.approx(ndcg * awrf, abs=1e-6)
+    means = prm.trec_fair_score(recs, truth, catalog, group="geo", target=target)
+    assert means["score"][0] == pytest.approx(got["score"].mean(), abs=1e-12)
+    with pytest.raises(ValueError, match="target_len=2"):
+        prm.trec_fair_score(recs, truth, catalog, group="geo", target_len=2)

@@ -43,7 +43,16 @@ from polars_rankmetrics._measures.lists._hooks import (
     PerList,
 )
 from polars_rankmetrics._measures.lists._register import register_list
-from polars_rankmetrics._measures.lists._shared import CAT, CAT_CODE, W, item_categories
+from polars_rankmetrics._measures.lists._shared import (
+    CAT,
+    CAT_CODE,
+    KEY,
+    W,
+    high,
+    item_categories,
+    low,
+    pack,
+)
 from polars_rankmetrics._names import PREFIX
 
 __all__ = ["AWRF", "NDKL", "check_patience"]
@@ -99,17 +108,15 @@ def _awrf_value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     """AWRF per list code."""
     p, label, rank = request.number("p"), request.label, coded.keys.rank
     targets = _targets(coded.table, coded.keys.item, CAT_CODE)
-    weighted = coded.labeled.with_columns(attention(pl.col(rank), p).alias(_A))
-    totals = weighted.group_by(LIST_CODE).agg(
-        # Σ over the rows of the attention: each item's shares W sum to 1
-        (pl.col(_A) * pl.col(W)).sum().alias(_TOTAL)
+    # one integer key per (list, group): hashed about twice as fast as the two codes
+    sums = (
+        coded.labeled.group_by(pack(LIST_CODE, CAT_CODE).alias(KEY))
+        .agg((attention(pl.col(rank), p) * pl.col(W)).sum().alias(_D))
+        .select(high(KEY).alias(LIST_CODE), low(KEY).alias(CAT_CODE), _D)
     )
-    shares = (
-        weighted.group_by([LIST_CODE, CAT_CODE])
-        .agg((pl.col(_A) * pl.col(W)).sum().alias(_D))
-        .join(totals, on=LIST_CODE)
-        .join(targets, on=CAT_CODE)
-        .with_columns(pl.col(_D) / pl.col(_TOTAL))
+    # the list's attention: Σ over its groups (each item's shares W sum to 1)
+    shares = sums.join(targets, on=CAT_CODE).with_columns(
+        pl.col(_D) / pl.col(_D).sum().over(LIST_CODE)
     )
     term, t = js_awrf(pl.col(_D), pl.col(_T))
     return shares.group_by(LIST_CODE).agg(awrf_from_sums(term.sum(), t.sum()).alias(label))

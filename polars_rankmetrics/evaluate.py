@@ -218,11 +218,12 @@ def evaluate(
         ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
         (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
         truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``awrf(p=0.5)@k``,
-        ``ndkl@k``, ``gini@k``, ``ild@k``, ``personalization@k``,
-        ``novelty(popularity=users)@k``, ``arp(popularity=users)@k``,
-        ``long_tail(head_share=0.2,popularity=users)@k``. Leave out ``@k`` to evaluate
-        the whole list; ``precision``, ``fbeta``, ``f1``, ``pooled_recall`` require a
-        cutoff, and ``mean_rank``, ``r_precision`` take none.
+        ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``, ``ild@k``,
+        ``personalization@k``, ``novelty(popularity=users)@k``,
+        ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
+        Leave out ``@k`` to evaluate the whole list; ``precision``, ``fbeta``, ``f1``,
+        ``pooled_recall`` require a cutoff, and ``mean_rank``, ``r_precision`` take
+        none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are

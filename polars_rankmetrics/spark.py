@@ -111,12 +111,15 @@ class _Lists:
     popularity of items over every user); ``popular``: their tables per count
     (c_i with the head flags per shared ``by`` group and item, and N), counted
     in Spark over the whole interactions (``shares``: the head shares marked).
-    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits.
+    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits;
+    ``attention``: the (cutoff, patience) of those whose x_i is the attention
+    Σ p^(r - 1) (exposure_gini), which each bucket emits per item beside x_i.
     """
 
     popularity: tuple[tuple[ListRequest, RowMean], ...]
     group: tuple[tuple[ListRequest, OfGroup], ...]
     cutoffs: tuple[int | None, ...]
+    attention: tuple[tuple[int | None, float], ...]
     largest: int | None
     shared: tuple[str, ...]
     popular: dict[Count, tuple[pl.DataFrame, pl.DataFrame]] | None
@@ -604,6 +607,9 @@ def _lists_plan(
         popularity=means,
         group=group,
         cutoffs=tuple(dict.fromkeys(r.k for r, _ in group)),
+        attention=tuple(
+            dict.fromkeys((r.k, p) for r, hook in group if (p := hook.weight(r)) is not None)
+        ),
         largest=largest,
         shared=shared,
         popular=popular,
@@ -708,6 +714,7 @@ def _partial_schema(
         fields += [pa.field(_KIND, pa.int32()), to_arrow_schema(StructType([item])).field(0)]
         for index in range(len(lists.cutoffs)):
             fields += [pa.field(f"__{part}{index}", pa.int64()) for part in ("x", "u", "l")]
+        fields += [pa.field(f"__a{index}", pa.float64()) for index in range(len(lists.attention))]
     return from_arrow_schema(pa.schema(fields)), final
 
 
@@ -973,7 +980,11 @@ def _exposures(plan: _Plan, lists_plan: _Lists, lists: pl.DataFrame) -> list[pl.
 
     ks = list(lists_plan.cutoffs)
     exposures = lists.group_by([*by, plan.item]).agg(
-        within(k).cast(pl.Int64).alias(f"__x{index}") for index, k in enumerate(ks)
+        *(within(k).cast(pl.Int64).alias(f"__x{index}") for index, k in enumerate(ks)),
+        *(
+            exposure.attention_within(pl.col(_POSITION), k, p).sum().alias(f"__a{index}")
+            for index, (k, p) in enumerate(lists_plan.attention)
+        ),
     )
     lengths = lists.group_by([*by, plan.user]).agg(
         within(k).cast(pl.Int64).alias(f"__k{index}") for index, k in enumerate(ks)
@@ -1097,10 +1108,11 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     """
     by = [_col(name) for name in plan.by]
     x_of = [f"__x{index}" for index in range(len(lists.cutoffs))]
+    a_of = [f"__a{index}" for index in range(len(lists.attention))]
     exposures = (
         partials.filter(F.col(_KIND) == 1)
         .groupBy(*by, _col(_ITEM))
-        .agg(*(F.sum(name).alias(name) for name in x_of))
+        .agg(*(F.sum(name).alias(name) for name in [*x_of, *a_of]))
     )
     stacked = exposures.select(
         *by,
@@ -1124,7 +1136,27 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     with _unwrapped_errors():
         counts = _frame(histogram.toArrow())
         people = _frame(users.toArrow())
-    return _group_finals(_totals(counts, people, plan.by, len(lists.cutoffs)), plan, lists)
+        # the attention x_i are reals: no short histogram, one row per item shown goes to
+        # the driver (no more than the catalog it already holds)
+        attended = _frame(exposures.select(*by, *a_of).toArrow()) if a_of else None
+    table = _totals(counts, people, plan.by, len(lists.cutoffs))
+    extra: list[str] = []
+    if attended is not None:
+        stats = [
+            expr
+            for index, (k, p) in enumerate(lists.attention)
+            for expr in exposure.item_stats(
+                pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"}
+            )
+        ]
+        sums = attended.group_by(list(plan.by)).agg(stats) if plan.by else attended.select(stats)
+        extra = [name for name in sums.columns if name not in plan.by]
+        table = (
+            table.join(sums, on=list(plan.by), how="left", nulls_equal=True)
+            if plan.by
+            else pl.concat([table, sums], how="horizontal")
+        )
+    return _group_finals(table, plan, lists, extra)
 
 
 def _totals(
@@ -1177,10 +1209,13 @@ def _totals(
     return wide.join(users, how="cross")
 
 
-def _group_finals(table: pl.DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFrame:
+def _group_finals(
+    table: pl.DataFrame, plan: _Plan, lists: _Lists, extra: Sequence[str] = ()
+) -> pl.DataFrame:
     """Each :class:`OfGroup` measure's value from the statistics totalled over every bucket.
 
-    The same columns and formulas as on one machine (:mod:`._exposure`).
+    The same columns and formulas as on one machine (:mod:`._exposure`);
+    ``extra``: columns of ``table`` already named as there (the attention's).
     """
     size = None if plan.catalog is None else float(plan.catalog.height)
     columns: list[pl.Expr] = [
@@ -1198,7 +1233,7 @@ def _group_finals(table: pl.DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
             pl.col(f"u{index}").cast(pl.Float64).alias(exposure.stat_column("users", k)),
             pl.col(f"l{index}").cast(pl.Float64).alias(exposure.stat_column("longest", k)),
         ]
-    named = table.select(*plan.by, *columns)
+    named = table.select(*plan.by, *columns, *extra)
     return named.select(*plan.by, *exposure.values(lists.group))
 
 

@@ -80,7 +80,8 @@ def textbook_awrf(ranked: list[tuple[int, Any]], items: dict[Any, list[str]], p:
         m = (di + ti) / 2
         divergence += 0.5 * (di * math.log2(di / m) if di > 0 else 0.0)
         divergence += 0.5 * (ti * math.log2(ti / m) if ti > 0 else 0.0)
-    return 1.0 - math.sqrt(max(divergence, 0.0))
+    # the documented convention: a divergence below 1e-15 is rounding, counted as 0
+    return 1.0 - math.sqrt(divergence if divergence > 1e-15 else 0.0)
 
 
 def textbook_ndkl(ranked: list[tuple[int, Any]], items: dict[Any, list[str]]) -> float:
@@ -413,3 +414,54 @@ def test_trec_fair_score_reproduces_the_2022_script() -> None:
     assert means["score"][0] == pytest.approx(got["score"].mean(), abs=1e-12)
     with pytest.raises(ValueError, match="target_len=2"):
         prm.trec_fair_score(recs, truth, catalog, group="geo", target_len=2)
+
+
+# ---------------------------------------------------------------- exposure_gini
+
+
+def textbook_gini(x: list[float]) -> float | None:
+    ordered = sorted(x)
+    n, total = len(ordered), sum(ordered)
+    if total == 0:
+        return None
+    return sum((2 * j - n - 1) * v for j, v in enumerate(ordered, start=1)) / (n * total)
+
+
+def test_exposure_gini_by_hand() -> None:
+    """Attention 1, 1/2, 1/4 and 1, 1/2 over a catalog of five items (one never shown)."""
+    items = ITEMS.vstack(pl.DataFrame({"item": ["e"], "g": ["y"]}))
+    result = prm.evaluate(
+        RECS, None, ["exposure_gini@3", "exposure_gini(p=1)@3", "gini@3"], items=items
+    )
+    # a: 1 + 1, b: 1/2, c: 1/4, d: 1/2, e: 0
+    assert result["exposure_gini@3"][0] == pytest.approx(
+        textbook_gini([2.0, 0.5, 0.25, 0.5, 0.0]), abs=1e-12
+    )
+    # p = 1 counts lists: gini@k
+    assert result["exposure_gini(p=1)@3"][0] == pytest.approx(result["gini@3"][0], abs=1e-12)
+
+
+@PROFILE
+@given(cases())
+def test_exposure_gini_equals_the_textbook(case: dict[str, Any]) -> None:
+    catalog = pl.DataFrame({"item": list(range(10))})  # items 8 and 9 are never shown
+    k, p = case["k"], case["p"]
+    label = f"exposure_gini(p={p})@{k}"
+    recs = case["recs"]
+    result = prm.evaluate(recs, None, [label], by="model", items=catalog)
+    for model, rows in recs.group_by("model"):
+        x = dict.fromkeys(range(10), 0.0)
+        for row in rows.filter(pl.col("rank") <= k).iter_rows(named=True):
+            x[row["item"]] += p ** (row["rank"] - 1)
+        # a model without any list within k has no row (as gini@k)
+        mine = result.filter(pl.col("model") == model[0])[label]
+        got = mine[0] if len(mine) else None
+        want = textbook_gini(list(x.values()))
+        assert (got is None and want is None) or got == pytest.approx(want, abs=TOLERANCE)
+    # the curve at k is evaluate's value at k
+    curve = prm.curves(recs, None, [f"exposure_gini(p={p})"], k=[k], by="model", items=catalog)
+    for row in curve.iter_rows(named=True):
+        value = result.filter(pl.col("model") == row["model"])[label][0]
+        assert (row["value"] is None and value is None) or row["value"] == pytest.approx(
+            value, abs=TOLERANCE
+        )

@@ -239,10 +239,18 @@ class OfGroup:
     """One value per group: ``value`` over the group's :class:`Exposure` statistics.
 
     ``reads``: the statistics it reads (the others are not computed for it).
+    ``patience``: the name of the request's parameter p when x_i is the
+    attention the lists give item i, Σ over the lists holding it within k of
+    p^(r - 1) at its rank r, rather than their number (``None``).
     """
 
     value: Callable[[Exposure], pl.Expr]
     reads: frozenset[ExposureStat]
+    patience: str | None = None
+
+    def weight(self, request: ListRequest) -> float | None:
+        """The patience p of ``request``'s attention, or ``None`` when x_i counts lists."""
+        return None if self.patience is None else request.number(self.patience)
 
 
 ListHook = RowMean | PerList | OfGroup

@@ -27,10 +27,15 @@ to LinkedIn talent search", KDD 2019.
 
 Only the groups of the list are visited: with the groups it lacks adding
 t_g to the divergence's half-sum, JS^2 = (1/2) Σ_{g in list} [d log2(2d /
-(d + t)) + t log2(2t / (d + t))] + (1/2) (1 - Σ_{g in list} t_g).
+(d + t)) + t log2(2t / (d + t))] + (1/2) (1 - Σ_{g in list} t_g). A JS^2
+below 1e-15 (rounding: the catalog's shares sum to 1 within a few ulps)
+counts as 0, since the square root magnifies it (1e-17 -> 3e-9): a list
+spread exactly as the catalog gets AWRF 1 on every surface.
 """
 
 from __future__ import annotations
+
+import math
 
 import polars as pl
 
@@ -91,17 +96,27 @@ def _targets(pairs: pl.LazyFrame, item: str, label: str) -> pl.LazyFrame:
 
 
 def js_awrf(d: pl.Expr, t: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """The per-group term of JS^2 (base 2) over the groups of a list, and t (to sum)."""
-    mid = d + t
-    term = d * (2.0 * d / mid).log(2) + t * (2.0 * t / mid).log(2)
+    """The per-group term of JS^2 (base 2) over the groups of a list, and t (to sum).
+
+    d log2(2d / (d + t)) + t log2(2t / (d + t)), written with u = (d - t) / (d + t)
+    as (d + t) / 2 [(1 + u) log1p(u) + (1 - u) log1p(-u)] / ln 2: exactly 0
+    where d = t and accurate near it, where the two logarithms cancel.
+    """
+    total = d + t
+    u = (d - t) / total
+    term = 0.5 * total * ((1.0 + u) * u.log1p() + (1.0 - u) * (-u).log1p()) / math.log(2.0)
     return term, t
+
+
+# JS^2 below this is rounding (Σ t of the list's groups is 1 to within a few ulps): 0
+_NOISE = 1e-15
 
 
 def awrf_from_sums(terms: pl.Expr, shown_target: pl.Expr) -> pl.Expr:
     """1 - sqrt(JS^2) from Σ_{g in list} of the two parts of :func:`js_awrf`."""
     divergence = 0.5 * terms + 0.5 * (1.0 - shown_target)
-    # rounding may leave -1e-17 where the list matches the catalog exactly
-    return 1.0 - divergence.clip(lower_bound=0.0).sqrt()
+    # the square root magnifies rounding near 0 (1e-17 -> 3e-9): snap it to 0 there
+    return 1.0 - pl.when(divergence > _NOISE).then(divergence).otherwise(0.0).sqrt()
 
 
 def _awrf_value(request: ListRequest, coded: Coded) -> pl.LazyFrame:

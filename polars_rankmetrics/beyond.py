@@ -233,6 +233,7 @@ def list_metrics(
     interactions: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
     items: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
     category: str | None = None,
+    group: str | None = None,
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
@@ -259,6 +260,9 @@ def list_metrics(
     ``personalization@k``         1 - Σ_i x_i (x_i - 1) / 2 / (U (U - 1) / 2 · k)
     ``ild@k``                     mean_u mean over item pairs of 1 - Jaccard(cats)
     ``calibration@k``             mean_u KL(p_u ‖ (1 - alpha) q_u + alpha p_u)
+    ``awrf(p=0.5)@k``             mean_u 1 - JS(attention's group shares ‖ catalog's)
+    ``ndkl@k``                    mean_u (1/Z) Σ_i KL(top-i group shares ‖ catalog's) / log2(i+1)
+    ``exposure_gini(p=0.5)@k``    gini@k of x_i = Σ_lists p^(r_i - 1)
     ============================  ================================================
 
     Parameters
@@ -285,6 +289,10 @@ def list_metrics(
     category
         Column of ``items`` holding each item's category (String, Categorical,
         Enum or integer) or a List of them.
+    group
+        Column of ``items`` holding each item's group for awrf and ndkl (the
+        same dtypes as ``category``; an item of m groups is 1/m in each).
+        Definitions: the user guide's *Exposure fairness* page.
     user, item, rank, score
         Column roles, as in :func:`polars_rankmetrics.evaluate`.
     by
@@ -358,17 +366,19 @@ def list_metrics(
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     if per_user:
-        group = [r.label for r, m in measures if m.aggregation == "group"]
-        if group:
+        whole = [r.label for r, m in measures if m.aggregation == "group"]
+        if whole:
             raise ValueError(
-                f"{group} describe a whole group of lists, not one user: ask for them "
+                f"{whole} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
-    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    _check_inputs_given(
+        measures, interactions=interactions, items=items, category=category, group=group
+    )
     if _is_pandas(recs):
         return _on_pandas(  # type: ignore[no-any-return]
             recs, measures, interactions=interactions, items=items, category=category,
-            user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
+            group=group, user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
@@ -398,6 +408,7 @@ def list_metrics(
         interactions=interactions,
         items=items,
         category=category,
+        group=group,
     )
     checks += plan.checks
     if per_user and plan.users is not None:

@@ -465,3 +465,13 @@ def test_exposure_gini_equals_the_textbook(case: dict[str, Any]) -> None:
         assert (row["value"] is None and value is None) or row["value"] == pytest.approx(
             value, abs=TOLERANCE
         )
+
+
+def test_list_metrics_gives_evaluates_numbers() -> None:
+    labels = ["awrf@3", "ndkl@2", "exposure_gini(p=0.8)@3"]
+    listed = prm.list_metrics(RECS, labels, items=ITEMS, group="g")
+    evaluated = prm.evaluate(RECS, None, labels, items=ITEMS, group="g")
+    for label in labels:
+        assert listed[label][0] == pytest.approx(evaluated[label][0], abs=1e-12)
+    with pytest.raises(ValueError, match="need group="):
+        prm.list_metrics(RECS, ["ndkl@2"], items=ITEMS)

@@ -373,7 +373,8 @@ def evaluate(
         history_columns=None if history_in is None else tuple(history_in.columns),
         catalog=catalog,
         category=category,
-        group=group,
+        # awrf and ndkl read the group shares of the whole catalog: each bucket gets all of it
+        group=group if "group" in reads else None,
         shared_by=shared_by,
         recs_only_by=recs_only_by,
         groups=_global_groups(recs_in, shared_by, recs_only_by) if truth is not None else None,
@@ -887,6 +888,9 @@ def _bucket_catalog(
     if plan.catalog is None:
         return None
     catalog = plan.catalog
+    if plan.group is not None:
+        # the target of awrf and ndkl: each group's share of the whole catalog
+        return catalog
     dtype = catalog.schema[plan.item]
     if not dtype.is_integer() and recs.schema[plan.item].is_integer():
         return catalog  # ids that can never match: the pipeline says so

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures.lists._shared import CAT, W, item_categories
+from polars_rankmetrics._measures.lists._shared import W
 from polars_rankmetrics._measures.lists.fairness import attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
 
@@ -75,21 +75,54 @@ def _check_ranks(frame: pl.LazyFrame, rank: str, keys: Sequence[str]) -> None:
         )
 
 
-def _memberships(items: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
-    """One row per (item, group) with the item's share W of the group (1/m each)."""
+def _memberships(
+    items: pl.LazyFrame, item: str, group: str, weight: str | None = None
+) -> pl.LazyFrame:
+    """One row per (item, group) with the item's share W of the group.
+
+    ``items``: one row per item with a label or a list of labels, or a long
+    frame, one row per (item, group); ``weight``: a column of membership
+    weights (>= 0), normalised to sum to 1 per item; without it each of an
+    item's m distinct groups gets 1/m.
+    """
     schema = items.collect_schema()
-    v.require_columns(schema, {"item": item, "group": group}, frame="items")
-    pairs = item_categories(items, item, group).select(
-        item, pl.col(CAT).cast(pl.String).alias(group), W
-    )
-    duplicated = items.group_by(item).len().filter(pl.col("len") > 1).collect()
-    if duplicated.height:
+    roles = {"item": item, "group": group}
+    if weight is not None:
+        roles["weight"] = weight
+    v.require_columns(schema, roles, frame="items")
+    if isinstance(schema[group], pl.List) and weight is not None:
         raise ValueError(
-            f"items has {duplicated.height} item(s) on several rows, e.g. "
-            f"{duplicated.row(0, named=True)}: one row per item; several groups go in a "
-            f"list column, e.g. items.group_by({item!r}).agg(pl.col({group!r}))"
+            f"weight= reads one weight per row: give items as a long frame, one row per "
+            f"(item, group), not a list column {group!r}, e.g. items.explode({group!r})"
         )
-    return pairs
+    value = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64)
+    rows = items.select(item, pl.col(group), value.alias(W))
+    if isinstance(schema[group], pl.List):
+        rows = rows.with_columns(pl.col(group).list.unique()).explode(group)
+    rows = rows.with_columns(pl.col(group).cast(pl.String))
+    bad = rows.filter(
+        pl.col(item).is_null() | pl.col(group).is_null() | pl.col(W).is_null() | (pl.col(W) < 0)
+    ).collect()
+    if bad.height:
+        raise ValueError(
+            f"items has {bad.height} row(s) with a null item or group, or a null or negative "
+            f"weight, e.g. {bad.row(0, named=True)}"
+        )
+    repeated = rows.group_by(item, group).len().filter(pl.col("len") > 1).collect()
+    if repeated.height and weight is not None:
+        raise ValueError(
+            f"items has {repeated.height} (item, group) pair(s) on several rows, e.g. "
+            f"{repeated.row(0, named=True)}: one weight per item and group"
+        )
+    rows = rows.unique([item, group]) if weight is None else rows
+    total = pl.col(W).sum().over(item)
+    empty = rows.group_by(item).agg(pl.col(W).sum()).filter(pl.col(W) <= 0).collect()
+    if empty.height:
+        raise ValueError(
+            f"items has {empty.height} item(s) whose weights sum to 0, e.g. "
+            f"{empty.row(0, named=True)}"
+        )
+    return rows.with_columns(pl.col(W) / total)
 
 
 def _targets(pairs: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
@@ -116,6 +149,7 @@ def group_exposure(
     items: Frame,
     *,
     group: str,
+    weight: str | None = None,
     p: float = 0.5,
     k: int | None = None,
     user: str = "user",
@@ -137,10 +171,14 @@ def group_exposure(
     recs
         One row per (user, item) with an integer ``rank`` (1 = top).
     items
-        The catalog, one row per item, with the ``group`` column (a label
-        or a list of labels).
+        The catalog: one row per item with the ``group`` column (a label or
+        a list of labels), or a long frame, one row per (item, group).
     group
         Column of ``items`` holding each item's group(s).
+    weight
+        Column of the long frame ``items`` with each membership's weight
+        (>= 0; normalised to sum to 1 per item). ``None``: an item of m
+        groups is 1/m in each.
     p
         RBP patience, in (0, 1]: 1 counts every shown item alike.
     k
@@ -198,7 +236,7 @@ def group_exposure(
         frame="recs",
     )
     _check_ranks(lists, rank, [*keys, user])
-    pairs = _memberships(catalog, item, group)
+    pairs = _memberships(catalog, item, group, weight)
     if k is not None:
         lists = lists.filter(pl.col(rank) <= k)
     _missing(lists, pairs, item)
@@ -435,6 +473,7 @@ def trec_fair_score(
     items: Frame,
     *,
     group: str,
+    weight: str | None = None,
     target: Frame | None = None,
     user: str = "user",
     item: str = "item",
@@ -460,10 +499,15 @@ def trec_fair_score(
     truth
         One row per relevant (user, item).
     items
-        The catalog, one row per item, with the ``group`` column (a label
-        or a list of labels, each 1/m).
+        The catalog: one row per item with the ``group`` column (a label or
+        a list of labels, each 1/m), or a long frame, one row per (item,
+        group), as the track's page alignments.
     group
         Column of ``items`` holding each item's group(s).
+    weight
+        Column of the long frame ``items`` with each membership's weight
+        (the alignment; normalised to sum to 1 per item, as the track's
+        alignment rows do, "unknown" included). ``None``: 1/m each.
     target
         The target distribution: a frame (``group``, ``target``) or, per
         query, (``user``, ``group``, ``target``); ``None``: the catalog's
@@ -534,7 +578,7 @@ def trec_fair_score(
             f"a query has {longest} ranked items, more than target_len={target_len} "
             "(the script refuses such runs)"
         )
-    pairs = _memberships(catalog, item, group)
+    pairs = _memberships(catalog, item, group, weight)
     # the ranking's positions 1..n (the script discounts by the row's place in the run)
     ranked = runs.select(*list_keys, item, rank).with_columns(
         pl.col(rank).rank("ordinal").over(list_keys).alias("__prm_pos")

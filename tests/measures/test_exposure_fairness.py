@@ -238,13 +238,40 @@ def test_group_exposure_by_hand() -> None:
     assert by_model["gap"].to_list() == pytest.approx([1.0] * 4)
 
 
+def test_group_exposure_reads_a_long_frame_with_weights() -> None:
+    """Item a is 3/4 x and 1/4 y (weights 3 and 1); a list column [x, y] is 1/2 each."""
+    long = pl.DataFrame(
+        {
+            "item": ["a", "a", "b", "c", "d"],
+            "g": ["x", "y", "x", "y", "y"],
+            "w": [3.0, 1.0, 2.0, 1.0, 1.0],
+        }
+    )
+    result = prm.group_exposure(RECS, long, group="g", weight="w", p=1.0)
+    # attention 1 each: a twice, b, c, d once; x: 2 * 3/4 + 1, y: 2 * 1/4 + 1 + 1
+    assert result["exposure"].to_list() == pytest.approx([2.5, 2.5])
+    assert result["target"].to_list() == pytest.approx([1.75 / 4, 2.25 / 4])
+    # without weights the long frame splits a equally; the same as a list column
+    split = prm.group_exposure(RECS, long.drop("w"), group="g", p=1.0)
+    listed = prm.group_exposure(
+        RECS, long.group_by("item", maintain_order=True).agg("g"), group="g", p=1.0
+    )
+    assert split["exposure"].to_list() == pytest.approx([2.0, 3.0])
+    assert listed["exposure"].to_list() == pytest.approx([2.0, 3.0])
+
+
 def test_group_exposure_refuses_bad_input() -> None:
     with pytest.raises(ValueError, match="missing from the item catalog"):
         prm.group_exposure(RECS, ITEMS.head(2), group="g")
     with pytest.raises(ValueError, match="repeated within a list"):
         prm.group_exposure(RECS.with_columns(rank=pl.lit(1)), ITEMS, group="g")
+    weighted = ITEMS.with_columns(w=pl.lit(1.0))
     with pytest.raises(ValueError, match="several rows"):
-        prm.group_exposure(RECS, pl.concat([ITEMS, ITEMS]), group="g")
+        prm.group_exposure(RECS, pl.concat([weighted, weighted]), group="g", weight="w")
+    with pytest.raises(ValueError, match="negative weight"):
+        prm.group_exposure(RECS, weighted.with_columns(w=pl.lit(-1.0)), group="g", weight="w")
+    with pytest.raises(ValueError, match="sum to 0"):
+        prm.group_exposure(RECS, weighted.with_columns(w=pl.lit(0.0)), group="g", weight="w")
     with pytest.raises(ValueError, match="group="):
         prm.group_exposure(RECS, ITEMS, group="genre")
 
@@ -412,6 +439,24 @@ def test_trec_fair_score_reproduces_the_2022_script() -> None:
         assert row["score"] == pytest.approx(ndcg * awrf, abs=1e-6)
     means = prm.trec_fair_score(recs, truth, catalog, group="geo", target=target)
     assert means["score"][0] == pytest.approx(got["score"].mean(), abs=1e-12)
+    # the track's alignments are fractional: a long frame with weights (b 70 % eu)
+    weights = {("b", "eu"): 0.7, ("b", "af"): 0.3, ("f", "as"): 0.2, ("f", "af"): 0.8}
+    long = catalog.explode("geo").with_columns(
+        w=pl.struct("item", "geo").map_elements(
+            lambda row: weights.get((row["item"], row["geo"]), 1.0), return_dtype=pl.Float64
+        )
+    )
+    weighted = {
+        item: {g: weights.get((item, g), 1.0) for g in shares} for item, shares in alignment.items()
+    }
+    by_weight = prm.trec_fair_score(
+        recs, truth, long, group="geo", weight="w", target=target, per_user=True
+    ).sort("user")
+    for row in by_weight.iter_rows(named=True):
+        _, awrf = trec2022_by_hand(
+            runs[row["user"]], qrels[row["user"]], weighted, targets[row["user"]]
+        )
+        assert row["awrf"] == pytest.approx(awrf, abs=1e-9)
     with pytest.raises(ValueError, match="target_len=2"):
         prm.trec_fair_score(recs, truth, catalog, group="geo", target_len=2)
 

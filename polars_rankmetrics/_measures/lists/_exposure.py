@@ -8,6 +8,9 @@ lists' lengths U (users with an item within k) and the longest list. Every
 one of them adds up across Spark's buckets of users (each user is in one):
 a bucket emits x_i per item and U per group, Spark adds them (the longest
 list: the maximum), and :func:`values` finishes each measure from the totals.
+A hook with a patience (:attr:`OfGroup.patience`, exposure_gini) reads x_i
+as the attention Σ p^(r - 1) instead; its statistics are columns of their
+own per (cutoff, patience), and Spark adds its x_i as reals.
 """
 
 from __future__ import annotations

@@ -196,6 +196,7 @@ def _check_inputs_given(
     items: object,
     category: str | None,
     group: str | None = None,
+    group_weight: str | None = None,
 ) -> None:
     problems = []
     wanting = _wanting(asked, "interactions")
@@ -224,6 +225,10 @@ def _check_inputs_given(
     for name, column in (("category", category), ("group", group)):
         if column is not None and items is None:
             raise ValueError(f"{name}= names a column of items=, but no items were given")
+    if group_weight is not None and group is None:
+        raise ValueError(
+            "group_weight= names the weights of each item's groups, but no group= was given"
+        )
 
 
 def list_metrics(
@@ -234,6 +239,7 @@ def list_metrics(
     items: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
     category: str | None = None,
     group: str | None = None,
+    group_weight: str | None = None,
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
@@ -293,6 +299,10 @@ def list_metrics(
         Column of ``items`` holding each item's group for awrf and ndkl (the
         same dtypes as ``category``; an item of m groups is 1/m in each).
         Definitions: the user guide's *Exposure fairness* page.
+    group_weight
+        Column of ``items`` with each item's weights in its groups: a List
+        of numbers beside a List ``group`` (the same length), normalised to
+        sum to 1 per item; ``None``: an equal split.
     user, item, rank, score
         Column roles, as in :func:`polars_rankmetrics.evaluate`.
     by
@@ -373,12 +383,14 @@ def list_metrics(
                 "with per_user=False"
             )
     _check_inputs_given(
-        measures, interactions=interactions, items=items, category=category, group=group
-    )
+        measures, interactions=interactions, items=items, category=category, group=group,
+        group_weight=group_weight,
+    )  # fmt: skip
     if _is_pandas(recs):
         return _on_pandas(  # type: ignore[no-any-return]
             recs, measures, interactions=interactions, items=items, category=category,
-            group=group, user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
+            group=group, group_weight=group_weight, user=user, item=item, rank=rank,
+            score=score, by=by, per_user=per_user,
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
@@ -409,6 +421,7 @@ def list_metrics(
         items=items,
         category=category,
         group=group,
+        group_weight=group_weight,
     )
     checks += plan.checks
     if per_user and plan.users is not None:
@@ -448,6 +461,7 @@ def plan_lists(
     items: object,
     category: str | None,
     group: str | None = None,
+    group_weight: str | None = None,
 ) -> ListPlan:
     """Check the interactions and the catalog and build the measures' plans.
 
@@ -456,7 +470,12 @@ def plan_lists(
     :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
     """
     _check_inputs_given(
-        measures, interactions=interactions, items=items, category=category, group=group
+        measures,
+        interactions=interactions,
+        items=items,
+        category=category,
+        group=group,
+        group_weight=group_weight,
     )
     spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
@@ -465,7 +484,7 @@ def plan_lists(
         frames["interactions"] = _history_frame(interactions, spec)
         shared = tuple(name for name in spec.by if name in frames["interactions"][1])
     if _wanting(measures, "catalog") and items is not None:
-        frames["items"] = _catalog_frame(items, item, category, group)
+        frames["items"] = _catalog_frame(items, item, category, group, group_weight)
     unified = _unify_keys(frames, [*shared, user, item])
     lists = unified["recs"]
     checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = []
@@ -477,7 +496,13 @@ def plan_lists(
     catalog = unified.get("items")
     if catalog is not None:
         catalog, catalog_checks = _catalog(
-            catalog, frames["items"][1], item, category, group, in_memory=_in_memory(items)
+            catalog,
+            frames["items"][1],
+            item,
+            category,
+            group,
+            group_weight=group_weight,
+            in_memory=_in_memory(items),
         )
         checks += catalog_checks
         checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
@@ -499,6 +524,7 @@ def plan_lists(
             items=catalog,
             category=category,
             group=group,
+            group_weight=group_weight,
         )
         if user_measures
         else None
@@ -523,19 +549,38 @@ def _labels(category: str | None, group: str | None) -> dict[str, str]:
 
 
 def _catalog_frame(
-    items: object, item: str, category: str | None, group: str | None = None
+    items: object,
+    item: str,
+    category: str | None,
+    group: str | None = None,
+    group_weight: str | None = None,
 ) -> tuple[pl.LazyFrame, pl.Schema]:
-    """The catalog's item (and category, group) columns, lazy, and their schema."""
+    """The catalog's item (and category, group, group weight) columns, lazy, and their schema."""
     catalog = to_lazy(_to_polars_input(items, "items"), name="items")
     schema = catalog.collect_schema()
     labels = _labels(category, group)
-    v.require_columns(schema, {"item": item, **labels}, frame="items")
+    weights = {} if group_weight is None else {"group_weight": group_weight}
+    v.require_columns(schema, {"item": item, **labels, **weights}, frame="items")
     for role, name in labels.items():
         if name == item:
             raise ValueError(f"{role} must be a column other than the item column")
         _check_category_dtype(schema, name, role)
-    catalog = catalog.select(item, *dict.fromkeys(labels.values()))
+    if group is not None and group_weight is not None:
+        _check_weight_dtype(schema, group, group_weight)
+    catalog = catalog.select(item, *dict.fromkeys([*labels.values(), *weights.values()]))
     return catalog, catalog.collect_schema()
+
+
+def _check_weight_dtype(schema: pl.Schema, group: str, weight: str) -> None:
+    """Raise unless the weights are numbers, a List of them beside a List of groups."""
+    dtype, groups = schema[weight], schema[group]
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    if isinstance(dtype, pl.List) != isinstance(groups, pl.List) or not inner.is_numeric():
+        shape = "a List of numbers" if isinstance(groups, pl.List) else "a number"
+        raise TypeError(
+            f"items column {weight!r} (group_weight) must hold {shape}, one weight per group "
+            f"of {group!r} ({groups}), but its dtype is {dtype}"
+        )
 
 
 def _recs_checks(
@@ -600,11 +645,13 @@ def _catalog(
     category: str | None,
     group: str | None = None,
     *,
+    group_weight: str | None = None,
     in_memory: bool,
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """The catalog with categories and groups as String (or List of String), and its checks."""
     labels = _labels(category, group)
-    show = [item, *dict.fromkeys(labels.values())]
+    weights = [] if group_weight is None else [group_weight]
+    show = [item, *dict.fromkeys([*labels.values(), *weights])]
     checks = [
         *v.null_checks("items", {"item": item}, in_memory=in_memory),
         *_float_key_checks("items", schema, {"item": item}, show, in_memory=in_memory),
@@ -634,6 +681,8 @@ def _catalog(
                 show=tuple(show),
             )
         )
+    if group is not None and group_weight is not None:
+        checks.append(_weight_check(schema, group, group_weight, show))
     duplicates = v.duplicate_check(
         "items",
         [item],
@@ -643,6 +692,28 @@ def _catalog(
         in_memory=in_memory,
     )
     return catalog, [(catalog, checks), (catalog, [duplicates])]
+
+
+def _weight_check(schema: pl.Schema, group: str, weight: str, show: Sequence[str]) -> v.DataCheck:
+    """Weights: no null, none negative, one per group, a positive sum per item."""
+    column = pl.col(weight).cast(
+        pl.List(pl.Float64) if isinstance(schema[weight], pl.List) else pl.Float64
+    )
+    if isinstance(schema[weight], pl.List):
+        bad = (
+            column.is_null()
+            | (column.list.len() != pl.col(group).list.len())
+            | column.list.eval(pl.element().is_null() | (pl.element() < 0)).list.any()
+            | (column.list.sum() <= 0)
+        )
+    else:
+        bad = column.is_null() | (column <= 0)
+    return v.DataCheck(
+        bad=bad,
+        message=f"items column {weight!r} (group_weight) has {{n}} item(s) whose weights are "
+        f"null, negative, not one per group of {group!r}, or sum to 0",
+        show=tuple(show),
+    )
 
 
 def _missing_check(

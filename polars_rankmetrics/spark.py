@@ -144,6 +144,7 @@ class _Plan:
     catalog: pl.DataFrame | None
     category: str | None
     group: str | None
+    group_weight: str | None
     shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
@@ -198,7 +199,7 @@ def evaluate(
         ``interactions``, the training history as a ``pyspark.sql.DataFrame``;
         ``items``, the catalog, a ``pyspark.sql.DataFrame`` or a Polars
         ``DataFrame`` (collected to the driver and sent to every task: one
-        row per item), and its ``category`` and ``group`` columns.
+        row per item), and its ``category``, ``group`` and ``group_weight`` columns.
 
     Returns
     -------
@@ -280,12 +281,12 @@ def evaluate(
     user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
     relevance, by = given["relevance"], given["by"]
     interactions, items, category = given["interactions"], given["items"], given["category"]
-    group = given["group"]
+    group, group_weight = given["group"], given["group_weight"]
     conventions = given["conventions"]
     # what every Polars call of the buckets takes besides the list inputs
     polars_options: dict[str, Any] = {
         name: value for name, value in given.items()
-        if name not in ("interactions", "items", "category", "group")
+        if name not in ("interactions", "items", "category", "group", "group_weight")
     }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
@@ -300,6 +301,7 @@ def evaluate(
         "items": _catalog_schema(items),
         "category": category,
         "group": group,
+        "group_weight": group_weight,
     }
     empty_truth = None if truth is None else _empty_like(truth.schema)
     dry = _evaluate_polars(
@@ -375,6 +377,7 @@ def evaluate(
         category=category,
         # awrf and ndkl read the group shares of the whole catalog: each bucket gets all of it
         group=group if "group" in reads else None,
+        group_weight=group_weight if "group" in reads else None,
         shared_by=shared_by,
         recs_only_by=recs_only_by,
         groups=_global_groups(recs_in, shared_by, recs_only_by) if truth is not None else None,
@@ -813,6 +816,7 @@ def _per_user_parts(
         "items": catalog,
         "category": plan.category,
         "group": plan.group,
+        "group_weight": plan.group_weight,
     }
     with _marked_errors():
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)

@@ -119,6 +119,7 @@ class ListInputs:
     items: Any
     category: str | None
     group: str | None = None
+    group_weight: str | None = None
 
 
 @dataclass(frozen=True)

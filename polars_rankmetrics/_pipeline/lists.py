@@ -48,6 +48,7 @@ def list_parts(
         items=described.items,
         category=described.category,
         group=described.group,
+        group_weight=described.group_weight,
     )
     list_keys = spec.list_keys
     key_types = ranked.collect_schema()

@@ -96,13 +96,16 @@ class ListInputs(TypedDict, total=False):
     ``interactions``: the training history (novelty, arp, long_tail,
     calibration); ``items``: the item catalog (coverage, gini, ild,
     calibration); ``category``: its category column (ild, calibration);
-    ``group``: its item-group column (awrf, ndkl, exposure fairness).
+    ``group``: its item-group column (awrf, ndkl); ``group_weight``: the
+    column of each item's weights in its groups (a list beside a list of
+    groups; default an equal split).
     """
 
     interactions: Any
     items: Any
     category: str | None
     group: str | None
+    group_weight: str | None
 
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
@@ -123,6 +126,7 @@ DEFAULTS: Final[Mapping[str, object]] = {
     "items": None,
     "category": None,
     "group": None,
+    "group_weight": None,
 }
 
 

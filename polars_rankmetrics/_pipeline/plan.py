@@ -104,7 +104,11 @@ def plan_call(
         tuple(as_list(options["by"])),
     )
     described = ListInputs(
-        options["interactions"], options["items"], options["category"], options["group"]
+        options["interactions"],
+        options["items"],
+        options["category"],
+        options["group"],
+        options["group_weight"],
     )
     return plan(recs, truth, metrics, roles, conv, described=described)
 

@@ -94,6 +94,7 @@ def list_curves(
     items: Any,
     category: str | None,
     group: str | None,
+    group_weight: str | None,
     wanted: list[int],
     t_quantile: Any,
     hold: bool,
@@ -114,7 +115,7 @@ def list_curves(
         frames["interactions"] = _beyond._history_frame(interactions, spec)
         shared = [name for name in by if name in frames["interactions"][1]]
     if any("catalog" in curve.measure.inputs for curve in curves):
-        frames["items"] = _beyond._catalog_frame(items, item, category, group)
+        frames["items"] = _beyond._catalog_frame(items, item, category, group, group_weight)
     unified = _beyond._unify_keys(frames, [*shared, user, item])
     by_types = lists.collect_schema()
     lists = unified["recs"]
@@ -123,7 +124,7 @@ def list_curves(
     for column in (category, group):
         if catalog is not None and column is not None:
             catalog = _labels_as_text(catalog, column)
-    keys = _Keys(by, user, item, shared, category, group)
+    keys = _Keys(by, user, item, shared, category, group, group_weight)
     grid = groups.join(_positions(lists, top, wanted), how="cross")
     pieces: dict[str, pl.LazyFrame] = {}
     user_curves = [curve for curve in curves if not isinstance(curve.hook, OfGroup)]
@@ -171,6 +172,7 @@ class _Keys:
     shared: list[str]
     category: str | None
     group: str | None
+    group_weight: str | None
 
     @property
     def lists(self) -> list[str]:
@@ -250,6 +252,7 @@ def _user_values(
                 position=POS,
                 j=_J,
                 category=keys.category if hook.labels == "category" else keys.group,
+                weight=keys.group_weight if hook.labels == "group" else None,
                 catalog=catalog,
                 history=history,
             )

@@ -105,6 +105,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     lists.add_argument("--items", metavar="PATH", help="item catalog (item[, category]): ild")
     lists.add_argument("--category", help="category column of --items: ild, calibration")
     lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
+    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
@@ -211,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
             interactions=interactions, items=items, category=args.category, group=args.group,
+            group_weight=args.group_weight,
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -230,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
             interactions=interactions, items=items, category=args.category, group=args.group,
+            group_weight=args.group_weight,
         )  # fmt: skip
     if output is not None:
         write_frame(result, output, option="--output")

@@ -75,6 +75,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     )
     lists.add_argument("--category", help="category column of --items: ild, calibration")
     lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
+    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         "items": items,
         "category": args.category,
         "group": args.group,
+        "group_weight": args.group_weight,
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

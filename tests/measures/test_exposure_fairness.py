@@ -47,16 +47,23 @@ ITEMS = pl.DataFrame({"item": ["a", "b", "c", "d"], "g": ["x", "x", "y", "y"]})
 # ---------------------------------------------------------------- textbook
 
 
-def _memberships(items: dict[Any, list[str]]) -> dict[Any, dict[str, float]]:
-    """Each item's share of each of its distinct groups (1/m each)."""
+def _memberships(items: dict[Any, Any]) -> dict[Any, dict[str, float]]:
+    """Each item's share of each of its distinct groups: 1/m each, or its weights normalised.
+
+    ``items``: item -> list of groups, or item -> {group: weight}.
+    """
     result = {}
     for item, groups in items.items():
+        if isinstance(groups, dict):
+            total = sum(groups.values())
+            result[item] = {g: w / total for g, w in groups.items()}
+            continue
         distinct = sorted(set(groups))
         result[item] = {g: 1.0 / len(distinct) for g in distinct}
     return result
 
 
-def _target(items: dict[Any, list[str]]) -> dict[str, float]:
+def _target(items: dict[Any, Any]) -> dict[str, float]:
     shares: dict[str, float] = defaultdict(float)
     for weights in _memberships(items).values():
         for g, w in weights.items():
@@ -64,7 +71,7 @@ def _target(items: dict[Any, list[str]]) -> dict[str, float]:
     return dict(shares)
 
 
-def textbook_awrf(ranked: list[tuple[int, Any]], items: dict[Any, list[str]], p: float) -> float:
+def textbook_awrf(ranked: list[tuple[int, Any]], items: dict[Any, Any], p: float) -> float:
     """1 - JS distance (base 2) of the attention-weighted group shares and the catalog's."""
     member, target = _memberships(items), _target(items)
     groups = sorted(target)
@@ -84,7 +91,7 @@ def textbook_awrf(ranked: list[tuple[int, Any]], items: dict[Any, list[str]], p:
     return 1.0 - math.sqrt(divergence if divergence > 1e-15 else 0.0)
 
 
-def textbook_ndkl(ranked: list[tuple[int, Any]], items: dict[Any, list[str]]) -> float:
+def textbook_ndkl(ranked: list[tuple[int, Any]], items: dict[Any, Any]) -> float:
     """(1/Z) sum_i KL(top-i shares || catalog shares) / log2(i + 1), natural log."""
     member, target = _memberships(items), _target(items)
     counts: dict[str, float] = defaultdict(float)
@@ -194,6 +201,71 @@ def test_awrf_and_ndkl_equal_the_textbook(case: dict[str, Any]) -> None:
         label = labels[0] if row["metric"].startswith("awrf") else labels[1]
         mean = means.filter(pl.col("model") == row["model"])[label][0]
         assert row["value"] == pytest.approx(mean, abs=TOLERANCE)
+
+
+@PROFILE
+@given(cases(), st.data())
+def test_weighted_groups_equal_the_textbook(case: dict[str, Any], data: st.DataObject) -> None:
+    """group_weight=: a list of weights beside the list of groups, normalised per item."""
+    weighted = {
+        item: {g: float(data.draw(st.integers(1, 5))) for g in sorted(set(groups))}
+        for item, groups in case["catalog"].items()
+    }
+    items = pl.DataFrame(
+        {
+            "item": list(weighted),
+            "g": [list(shares) for shares in weighted.values()],
+            "w": [list(shares.values()) for shares in weighted.values()],
+        }
+    )
+    k, p = case["k"], case["p"]
+    labels = [f"awrf(p={p})@{k}", f"ndkl@{k}"]
+    options: dict[str, Any] = {"items": items, "group": "g", "group_weight": "w", "by": "model"}
+    result = prm.evaluate(case["recs"], None, labels, per_user=True, **options)
+    lists: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+    for row in case["recs"].iter_rows(named=True):
+        if row["rank"] <= k:
+            lists[row["model"], row["user"]].append((row["rank"], row["item"]))
+    got = {(r["model"], r["user"]): r for r in result.iter_rows(named=True)}
+    for key, ranked in lists.items():
+        assert got[key][labels[0]] == pytest.approx(
+            textbook_awrf(ranked, weighted, p), abs=TOLERANCE
+        )
+        assert got[key][labels[1]] == pytest.approx(textbook_ndkl(ranked, weighted), abs=TOLERANCE)
+    names = [label.partition("@")[0] for label in labels]
+    curve = prm.curves(case["recs"], None, names, k=[k], **options)
+    means = prm.evaluate(case["recs"], None, labels, **options)
+    for row in curve.iter_rows(named=True):
+        label = labels[0] if row["metric"].startswith("awrf") else labels[1]
+        mean = means.filter(pl.col("model") == row["model"])[label][0]
+        assert row["value"] == pytest.approx(mean, abs=TOLERANCE)
+
+
+def test_group_weight_is_checked() -> None:
+    items = pl.DataFrame(
+        {"item": ["a", "b", "c", "d"], "g": [["x", "y"], ["x"], ["y"], ["y"]]}
+    ).with_columns(w=pl.Series([[3.0, 1.0], [1.0], [1.0], [2.0]]))
+    result = prm.evaluate(
+        RECS, None, ["awrf(p=1)@1"], items=items, group="g", group_weight="w", per_user=True
+    )
+    # user 1 and 2 show a first: d = (3/4, 1/4); t = ((3/4 + 1) / 4, (1/4 + 2) / 4)
+    d, t = [0.75, 0.25], [1.75 / 4, 2.25 / 4]
+    assert result["awrf(p=1)@1"].to_list() == pytest.approx(
+        [1 - jensenshannon(d, t, base=2)] * 2, abs=1e-12
+    )
+    with pytest.raises(ValueError, match="no group= was given"):
+        prm.evaluate(RECS, None, ["gini@1"], items=items, group_weight="w")
+    with pytest.raises(TypeError, match=r"'w' \(group_weight\) must hold a List of numbers"):
+        prm.evaluate(
+            RECS, None, ["awrf@1"], items=items.with_columns(w=pl.lit(1.0)), group="g",
+            group_weight="w",
+        )  # fmt: skip
+    short = items.with_columns(w=pl.Series([[3.0], [1.0], [1.0], [2.0]]))
+    with pytest.raises(ValueError, match=r"'w' \(group_weight\) has 1 item\(s\)"):
+        prm.evaluate(RECS, None, ["awrf@1"], items=short, group="g", group_weight="w")
+    negative = items.with_columns(w=pl.Series([[3.0, -1.0], [1.0], [1.0], [2.0]]))
+    with pytest.raises(ValueError, match="null, negative"):
+        prm.evaluate(RECS, None, ["ndkl@1"], items=negative, group="g", group_weight="w")
 
 
 # ---------------------------------------------------------------- input errors

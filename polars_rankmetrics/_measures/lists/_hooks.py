@@ -156,7 +156,8 @@ class CurveFrames:
     rows at or above that position (k_u there), sorted by list and position;
     ``rows``: the list rows (``list_keys``, ``item``, ``position``);
     ``history_keys``: the interactions' key columns (shared ``by``, user);
-    ``catalog``: the items with their categories as text (``category``).
+    ``catalog``: the items with their categories as text (``category``);
+    ``weight``: its column of the items' weights in their groups, if any.
     """
 
     steps: pl.LazyFrame
@@ -169,6 +170,7 @@ class CurveFrames:
     category: str | None
     catalog: pl.LazyFrame | None
     history: pl.LazyFrame | None
+    weight: str | None = None
 
 
 @dataclass(frozen=True)

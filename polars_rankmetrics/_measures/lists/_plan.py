@@ -41,6 +41,7 @@ def per_user(
     items: pl.LazyFrame | None,
     category: str | None,
     group: str | None = None,
+    group_weight: str | None = None,
     popular: popularity.PopularityTables | None = None,
 ) -> pl.LazyFrame:
     """One row per list (``by..., user``) in ``lists``, a Float64 column per request.
@@ -68,11 +69,14 @@ def per_user(
         column = columns[label]
         if items is None or column is None:  # pragma: no cover - refused above
             raise ValueError("no catalog")
+        weight = group_weight if label == "group" else None
         # the lists are coded once; each label column gets its own table
         coded = (
-            coded_lists(lists, keys, items=items, category=column, interactions=interactions)
+            coded_lists(
+                lists, keys, items=items, category=column, interactions=interactions, weight=weight
+            )
             if coded is None
-            else relabel(coded, items=items, category=column)
+            else relabel(coded, items=items, category=column, weight=weight)
         )
         labeled[label] = coded
     rows = lists if coded is None else coded.rows

@@ -161,7 +161,7 @@ def _labeled_rows(frames: CurveFrames) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The curve's rows with their groups' shares W, and the catalog's group shares."""
     if frames.catalog is None or frames.category is None:
         raise ValueError("awrf and ndkl need items with a group column")
-    pairs = item_categories(frames.catalog, frames.item, frames.category).select(
+    pairs = item_categories(frames.catalog, frames.item, frames.category, frames.weight).select(
         frames.item, CAT, W
     )
     rows = frames.rows.join(pairs, on=frames.item, how="inner")

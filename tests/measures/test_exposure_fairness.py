@@ -592,3 +592,20 @@ def test_list_metrics_gives_evaluates_numbers() -> None:
         assert listed[label][0] == pytest.approx(evaluated[label][0], abs=1e-12)
     with pytest.raises(ValueError, match="need group="):
         prm.list_metrics(RECS, ["ndkl@2"], items=ITEMS)
+
+
+def test_per_user_outputs_feed_compare_per_user() -> None:
+    """expected_exposure and trec_fair_score per user: compare_per_user gives intervals."""
+    qrels = pl.DataFrame(EXPEVAL_QRELS, schema=["user", "item", "rel"], orient="row")
+    run = pl.DataFrame(EXPEVAL_RUN, schema=["user", "sample", "item", "rank"], orient="row")
+    # a second system: every sample reversed within its list
+    flipped = run.with_columns(
+        (pl.col("rank").max().over("user", "sample") + 1 - pl.col("rank")).alias("rank")
+    )
+    both = pl.concat([run.with_columns(model=pl.lit("a")), flipped.with_columns(model=pl.lit("b"))])
+    scores = prm.expected_exposure(both, qrels, relevance="rel", by="model", per_user=True)
+    result = prm.compare_per_user(scores, ["ee_l", "ee_r"], system="model", baseline="a")
+    for row in result.iter_rows(named=True):
+        mine = scores.filter(pl.col("model") == row["system"])[row["metric"]]
+        assert row["n"] == 2
+        assert row["mean"] == pytest.approx(mine.mean(), abs=1e-12)

@@ -190,25 +190,41 @@ def _awrf_curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     return frames.steps.join(values, on=[*keys, position], how="left", maintain_order="left")
 
 
+def _xlogx(x: pl.Expr) -> pl.Expr:
+    """X ln x, 0 at 0."""
+    return pl.when(x > 0).then(x * x.log()).otherwise(0.0)
+
+
 def _kl_steps(
     rows: pl.LazyFrame, targets: pl.LazyFrame, keys: list[str], position: str
 ) -> pl.LazyFrame:
-    """Per (list, position): i (rows so far) and KL(D_i ‖ t), natural log."""
-    running = _prefixes(rows, keys, position, pl.col(W))
-    counts = (
-        rows.group_by([*keys, position])
-        .agg(pl.col(W).sum().alias(_J))
-        .sort([*keys, position])
-        .with_columns(pl.col(_J).cum_sum().over(keys))
-    )
-    share = pl.col(_D) / pl.col(_J)
-    return (
-        running.join(counts, on=[*keys, position])
-        .join(targets, on=CAT)
+    """Per (list, position): i (rows so far) and KL(D_i ‖ t), natural log.
+
+    With c_g the running count of group g in the top i (Σ_g c_g = i),
+    KL(D_i ‖ t) = (1/i) Σ_g c_g ln c_g - ln i - (1/i) Σ_g c_g ln t_g. Both sums
+    grow row by row (a row adding w to group g adds (c + w) ln(c + w) - c ln c
+    and w ln t_g), so each is a running sum over the list's rows: no
+    (group x position) grid is built.
+    """
+    c = pl.col(W).cum_sum().over([*keys, CAT])
+    steps = (
+        rows.join(targets, on=CAT)
+        .sort([*keys, CAT, position])
+        .with_columns(
+            (_xlogx(c) - _xlogx(c - pl.col(W))).alias("__prm_s1"),
+            (pl.col(W) * pl.col(_T).log()).alias("__prm_s2"),
+        )
         .group_by([*keys, position])
-        # i, the rows so far: a sum of shares 1/m, an integer up to rounding
-        .agg(pl.col(_J).first().round(0), (share * (share / pl.col(_T)).log()).sum().alias(_D))
+        .agg(pl.col(W).sum().alias(_J), pl.col("__prm_s1").sum(), pl.col("__prm_s2").sum())
+        .sort([*keys, position])
+        .with_columns(pl.col(_J, "__prm_s1", "__prm_s2").cum_sum().over(keys))
+        # i, the rows so far: a sum of shares, an integer up to rounding
+        .with_columns(pl.col(_J).round(0))
     )
+    i = pl.col(_J)
+    kl = (pl.col("__prm_s1") - pl.col("__prm_s2")) / i - i.log()
+    # rounding can leave -1e-16 where a prefix matches the catalog
+    return steps.select(*keys, position, _J, kl.clip(lower_bound=0.0).alias(_D))
 
 
 def _ndkl_sums(steps: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:

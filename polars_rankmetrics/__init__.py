@@ -27,8 +27,10 @@ from polars_rankmetrics.analysis import (
     compare_per_user,
     correction_coefficients,
     curves,
+    expected_exposure,
     friedman,
     fuse,
+    group_exposure,
     optimize_fusion,
     plot_critical_difference,
     rank_correlation,
@@ -36,6 +38,7 @@ from polars_rankmetrics.analysis import (
     sampled_metrics,
     seeds_interval,
     similarity,
+    trec_fair_score,
     users_needed,
 )
 from polars_rankmetrics.beyond import list_metrics
@@ -93,10 +96,12 @@ __all__ = [
     "curves",
     "dcg",
     "evaluate",
+    "expected_exposure",
     "f1",
     "first_relevant_rank",
     "friedman",
     "fuse",
+    "group_exposure",
     "hit_rate",
     "list_metrics",
     "ndcg",
@@ -119,6 +124,7 @@ __all__ = [
     "sampled_metrics",
     "seeds_interval",
     "similarity",
+    "trec_fair_score",
     "users_needed",
 ]
 

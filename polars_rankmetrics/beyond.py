@@ -147,14 +147,14 @@ def _unify_keys(
     }
 
 
-def _check_category_dtype(schema: pl.Schema, category: str) -> bool:
-    """Raise unless the category column holds labels; return whether it holds lists."""
+def _check_category_dtype(schema: pl.Schema, category: str, role: str = "category") -> bool:
+    """Raise unless the category (or group) column holds labels; return whether it holds lists."""
     dtype = schema[category]
     inner = dtype.inner if isinstance(dtype, pl.List) else dtype
     ok = isinstance(inner, (pl.String, pl.Categorical, pl.Enum)) or inner.is_integer()
     if not ok:
         raise TypeError(
-            f"items column {category!r} (category) must hold a category label (String, "
+            f"items column {category!r} ({role}) must hold a {role} label (String, "
             "Categorical, Enum or integer) or a List of them, but its dtype is "
             f"{dtype}. Cast it, e.g. pl.col({category!r}).cast(pl.String)."
         )
@@ -195,6 +195,8 @@ def _check_inputs_given(
     interactions: object,
     items: object,
     category: str | None,
+    group: str | None = None,
+    group_weight: str | None = None,
 ) -> None:
     problems = []
     wanting = _wanting(asked, "interactions")
@@ -212,10 +214,21 @@ def _check_inputs_given(
             f"{', '.join(wanting)} need category=: the items column holding each item's "
             "category or list of categories"
         )
+    wanting = _wanting(asked, "group")
+    if wanting and group is None:
+        problems.append(
+            f"{', '.join(wanting)} need group=: the items column holding each item's "
+            "group or list of groups"
+        )
     if problems:
         raise ValueError("missing input: " + "; ".join(problems))
-    if category is not None and items is None:
-        raise ValueError("category= names a column of items=, but no items were given")
+    for name, column in (("category", category), ("group", group)):
+        if column is not None and items is None:
+            raise ValueError(f"{name}= names a column of items=, but no items were given")
+    if group_weight is not None and group is None:
+        raise ValueError(
+            "group_weight= names the weights of each item's groups, but no group= was given"
+        )
 
 
 def list_metrics(
@@ -225,6 +238,8 @@ def list_metrics(
     interactions: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
     items: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
     category: str | None = None,
+    group: str | None = None,
+    group_weight: str | None = None,
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
@@ -251,6 +266,9 @@ def list_metrics(
     ``personalization@k``         1 - Σ_i x_i (x_i - 1) / 2 / (U (U - 1) / 2 · k)
     ``ild@k``                     mean_u mean over item pairs of 1 - Jaccard(cats)
     ``calibration@k``             mean_u KL(p_u ‖ (1 - alpha) q_u + alpha p_u)
+    ``awrf(p=0.5)@k``             mean_u 1 - JS(attention's group shares ‖ catalog's)
+    ``ndkl@k``                    mean_u (1/Z) Σ_i KL(top-i group shares ‖ catalog's) / log2(i+1)
+    ``exposure_gini(p=0.5)@k``    gini@k of x_i = Σ_lists p^(r_i - 1)
     ============================  ================================================
 
     Parameters
@@ -277,6 +295,14 @@ def list_metrics(
     category
         Column of ``items`` holding each item's category (String, Categorical,
         Enum or integer) or a List of them.
+    group
+        Column of ``items`` holding each item's group for awrf and ndkl (the
+        same dtypes as ``category``; an item of m groups is 1/m in each).
+        Definitions: the user guide's *Exposure fairness* page.
+    group_weight
+        Column of ``items`` with each item's weights in its groups: a List
+        of numbers beside a List ``group`` (the same length), normalised to
+        sum to 1 per item; ``None``: an equal split.
     user, item, rank, score
         Column roles, as in :func:`polars_rankmetrics.evaluate`.
     by
@@ -350,17 +376,21 @@ def list_metrics(
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     if per_user:
-        group = [r.label for r, m in measures if m.aggregation == "group"]
-        if group:
+        whole = [r.label for r, m in measures if m.aggregation == "group"]
+        if whole:
             raise ValueError(
-                f"{group} describe a whole group of lists, not one user: ask for them "
+                f"{whole} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
-    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    _check_inputs_given(
+        measures, interactions=interactions, items=items, category=category, group=group,
+        group_weight=group_weight,
+    )  # fmt: skip
     if _is_pandas(recs):
         return _on_pandas(  # type: ignore[no-any-return]
             recs, measures, interactions=interactions, items=items, category=category,
-            user=user, item=item, rank=rank, score=score, by=by, per_user=per_user,
+            group=group, group_weight=group_weight, user=user, item=item, rank=rank,
+            score=score, by=by, per_user=per_user,
             ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
         )  # fmt: skip
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
@@ -390,6 +420,8 @@ def list_metrics(
         interactions=interactions,
         items=items,
         category=category,
+        group=group,
+        group_weight=group_weight,
     )
     checks += plan.checks
     if per_user and plan.users is not None:
@@ -428,6 +460,8 @@ def plan_lists(
     interactions: object,
     items: object,
     category: str | None,
+    group: str | None = None,
+    group_weight: str | None = None,
 ) -> ListPlan:
     """Check the interactions and the catalog and build the measures' plans.
 
@@ -435,7 +469,14 @@ def plan_lists(
     cutoff of ``measures``, already checked (nulls, repeats). Both
     :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
     """
-    _check_inputs_given(measures, interactions=interactions, items=items, category=category)
+    _check_inputs_given(
+        measures,
+        interactions=interactions,
+        items=items,
+        category=category,
+        group=group,
+        group_weight=group_weight,
+    )
     spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()
@@ -443,7 +484,7 @@ def plan_lists(
         frames["interactions"] = _history_frame(interactions, spec)
         shared = tuple(name for name in spec.by if name in frames["interactions"][1])
     if _wanting(measures, "catalog") and items is not None:
-        frames["items"] = _catalog_frame(items, item, category)
+        frames["items"] = _catalog_frame(items, item, category, group, group_weight)
     unified = _unify_keys(frames, [*shared, user, item])
     lists = unified["recs"]
     checks: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = []
@@ -455,7 +496,13 @@ def plan_lists(
     catalog = unified.get("items")
     if catalog is not None:
         catalog, catalog_checks = _catalog(
-            catalog, frames["items"][1], item, category, in_memory=_in_memory(items)
+            catalog,
+            frames["items"][1],
+            item,
+            category,
+            group,
+            group_weight=group_weight,
+            in_memory=_in_memory(items),
         )
         checks += catalog_checks
         checks.append(_missing_check(lists.select(item).unique(), catalog, item, "recs"))
@@ -470,7 +517,14 @@ def plan_lists(
     group_measures = ba.group_requests(hooks)
     users = (
         ba.per_user(
-            lists, user_measures, keys, interactions=history, items=catalog, category=category
+            lists,
+            user_measures,
+            keys,
+            interactions=history,
+            items=catalog,
+            category=category,
+            group=group,
+            group_weight=group_weight,
         )
         if user_measures
         else None
@@ -489,20 +543,44 @@ def _history_frame(interactions: object, spec: RecsSpec) -> tuple[pl.LazyFrame, 
     return history, history.collect_schema()
 
 
+def _labels(category: str | None, group: str | None) -> dict[str, str]:
+    """The catalog's label columns by role (``category``, ``group``), those given."""
+    return {role: name for role, name in (("category", category), ("group", group)) if name}
+
+
 def _catalog_frame(
-    items: object, item: str, category: str | None
+    items: object,
+    item: str,
+    category: str | None,
+    group: str | None = None,
+    group_weight: str | None = None,
 ) -> tuple[pl.LazyFrame, pl.Schema]:
-    """The catalog's item (and category) columns, lazy, and their schema."""
+    """The catalog's item (and category, group, group weight) columns, lazy, and their schema."""
     catalog = to_lazy(_to_polars_input(items, "items"), name="items")
     schema = catalog.collect_schema()
-    roles = {"item": item} if category is None else {"item": item, "category": category}
-    v.require_columns(schema, roles, frame="items")
-    if category is not None:
-        if category == item:
-            raise ValueError("category must be a column other than the item column")
-        _check_category_dtype(schema, category)
-    catalog = catalog.select(item) if category is None else catalog.select(item, category)
+    labels = _labels(category, group)
+    weights = {} if group_weight is None else {"group_weight": group_weight}
+    v.require_columns(schema, {"item": item, **labels, **weights}, frame="items")
+    for role, name in labels.items():
+        if name == item:
+            raise ValueError(f"{role} must be a column other than the item column")
+        _check_category_dtype(schema, name, role)
+    if group is not None and group_weight is not None:
+        _check_weight_dtype(schema, group, group_weight)
+    catalog = catalog.select(item, *dict.fromkeys([*labels.values(), *weights.values()]))
     return catalog, catalog.collect_schema()
+
+
+def _check_weight_dtype(schema: pl.Schema, group: str, weight: str) -> None:
+    """Raise unless the weights are numbers, a List of them beside a List of groups."""
+    dtype, groups = schema[weight], schema[group]
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    if isinstance(dtype, pl.List) != isinstance(groups, pl.List) or not inner.is_numeric():
+        shape = "a List of numbers" if isinstance(groups, pl.List) else "a number"
+        raise TypeError(
+            f"items column {weight!r} (group_weight) must hold {shape}, one weight per group "
+            f"of {group!r} ({groups}), but its dtype is {dtype}"
+        )
 
 
 def _recs_checks(
@@ -561,23 +639,32 @@ def _check_parameters(head_share: object, alpha: object) -> None:
 
 
 def _catalog(
-    catalog: pl.LazyFrame, schema: pl.Schema, item: str, category: str | None, *, in_memory: bool
+    catalog: pl.LazyFrame,
+    schema: pl.Schema,
+    item: str,
+    category: str | None,
+    group: str | None = None,
+    *,
+    group_weight: str | None = None,
+    in_memory: bool,
 ) -> tuple[pl.LazyFrame, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
-    """The catalog with categories as String (or List of String), and its data checks."""
-    show = [item] if category is None else [item, category]
+    """The catalog with categories and groups as String (or List of String), and its checks."""
+    labels = _labels(category, group)
+    weights = [] if group_weight is None else [group_weight]
+    show = [item, *dict.fromkeys([*labels.values(), *weights])]
     checks = [
         *v.null_checks("items", {"item": item}, in_memory=in_memory),
         *_float_key_checks("items", schema, {"item": item}, show, in_memory=in_memory),
     ]
-    if category is not None:
-        dtype = schema[category]
+    for role, name in labels.items():
+        dtype = schema[name]
         multi = isinstance(dtype, pl.List)
         inner = dtype.inner if isinstance(dtype, pl.List) else dtype
         if isinstance(inner, (pl.Categorical, pl.Enum)):
             # labels compare as text: two Enums with other orders still agree
             target = pl.List(pl.String) if multi else pl.String
-            catalog = catalog.with_columns(pl.col(category).cast(target))
-        column = pl.col(category)
+            catalog = catalog.with_columns(pl.col(name).cast(target))
+        column = pl.col(name)
         empty = (
             column.is_null()
             | (column.list.len() == 0)
@@ -588,12 +675,14 @@ def _catalog(
         checks.append(
             v.DataCheck(
                 bad=empty,
-                message=f"items column {category!r} (category) has {{n}} item(s) without "
-                "a category (null, an empty list or a null in the list); give them one, "
+                message=f"items column {name!r} ({role}) has {{n}} item(s) without "
+                f"a {role} (null, an empty list or a null in the list); give them one, "
                 "e.g. 'unknown'",
                 show=tuple(show),
             )
         )
+    if group is not None and group_weight is not None:
+        checks.append(_weight_check(schema, group, group_weight, show))
     duplicates = v.duplicate_check(
         "items",
         [item],
@@ -603,6 +692,28 @@ def _catalog(
         in_memory=in_memory,
     )
     return catalog, [(catalog, checks), (catalog, [duplicates])]
+
+
+def _weight_check(schema: pl.Schema, group: str, weight: str, show: Sequence[str]) -> v.DataCheck:
+    """Weights: no null, none negative, one per group, a positive sum per item."""
+    column = pl.col(weight).cast(
+        pl.List(pl.Float64) if isinstance(schema[weight], pl.List) else pl.Float64
+    )
+    if isinstance(schema[weight], pl.List):
+        bad = (
+            column.is_null()
+            | (column.list.len() != pl.col(group).list.len())
+            | column.list.eval(pl.element().is_null() | (pl.element() < 0)).list.any()
+            | (column.list.sum() <= 0)
+        )
+    else:
+        bad = column.is_null() | (column <= 0)
+    return v.DataCheck(
+        bad=bad,
+        message=f"items column {weight!r} (group_weight) has {{n}} item(s) whose weights are "
+        f"null, negative, not one per group of {group!r}, or sum to 0",
+        show=tuple(show),
+    )
 
 
 def _missing_check(

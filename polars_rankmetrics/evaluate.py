@@ -225,7 +225,8 @@ def evaluate(
         (``iprec_at_recall@k``), ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``,
         ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
         (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
-        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``gini@k``, ``ild@k``,
+        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``awrf(p=0.5)@k``,
+        ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``, ``ild@k``,
         ``personalization@k``, ``novelty(popularity=users)@k``,
         ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
         Leave out ``@k`` to evaluate the whole list; ``precision``, ``ips_precision``,

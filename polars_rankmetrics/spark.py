@@ -116,12 +116,15 @@ class _Lists:
     popularity of items over every user); ``popular``: their tables per count
     (c_i with the head flags per shared ``by`` group and item, and N), counted
     in Spark over the whole interactions (``shares``: the head shares marked).
-    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits.
+    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits;
+    ``attention``: the (cutoff, patience) of those whose x_i is the attention
+    Σ p^(r - 1) (exposure_gini), which each bucket emits per item beside x_i.
     """
 
     popularity: tuple[tuple[ListRequest, RowMean], ...]
     group: tuple[tuple[ListRequest, OfGroup], ...]
     cutoffs: tuple[int | None, ...]
+    attention: tuple[tuple[int | None, float], ...]
     largest: int | None
     shared: tuple[str, ...]
     popular: dict[Count, tuple[pl.DataFrame, pl.DataFrame]] | None
@@ -145,6 +148,8 @@ class _Plan:
     history_columns: tuple[str, ...] | None
     catalog: pl.DataFrame | None
     category: str | None
+    group: str | None
+    group_weight: str | None
     shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
@@ -201,7 +206,7 @@ def evaluate(
         ``interactions``, the training history as a ``pyspark.sql.DataFrame``;
         ``items``, the catalog, a ``pyspark.sql.DataFrame`` or a Polars
         ``DataFrame`` (collected to the driver and sent to every task: one
-        row per item), and its ``category`` column.
+        row per item), and its ``category``, ``group`` and ``group_weight`` columns.
 
     Returns
     -------
@@ -283,11 +288,12 @@ def evaluate(
     user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
     relevance, by = given["relevance"], given["by"]
     interactions, items, category = given["interactions"], given["items"], given["category"]
+    group, group_weight = given["group"], given["group_weight"]
     conventions = given["conventions"]
     # what every Polars call of the buckets takes besides the list inputs
     polars_options: dict[str, Any] = {
         name: value for name, value in given.items()
-        if name not in ("interactions", "items", "category")
+        if name not in ("interactions", "items", "category", "group", "group_weight")
     }  # fmt: skip
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
@@ -301,6 +307,8 @@ def evaluate(
         "interactions": None if interactions is None else _empty_like(interactions.schema),
         "items": _catalog_schema(items),
         "category": category,
+        "group": group,
+        "group_weight": group_weight,
     }
     empty_truth = None if truth is None else _empty_like(truth.schema)
     dry = _evaluate_polars(
@@ -374,6 +382,9 @@ def evaluate(
         history_columns=None if history_in is None else tuple(history_in.columns),
         catalog=catalog,
         category=category,
+        # awrf and ndkl read the group shares of the whole catalog: each bucket gets all of it
+        group=group if "group" in reads else None,
+        group_weight=group_weight if "group" in reads else None,
         shared_by=shared_by,
         recs_only_by=recs_only_by,
         groups=_global_groups(recs_in, shared_by, recs_only_by) if truth is not None else None,
@@ -648,6 +659,9 @@ def _lists_plan(
         popularity=means,
         group=group,
         cutoffs=tuple(dict.fromkeys(r.k for r, _ in group)),
+        attention=tuple(
+            dict.fromkeys((r.k, p) for r, hook in group if (p := hook.weight(r)) is not None)
+        ),
         largest=largest,
         shared=shared,
         popular=popular,
@@ -752,6 +766,7 @@ def _partial_schema(
         fields += [pa.field(_KIND, pa.int32()), to_arrow_schema(StructType([item])).field(0)]
         for index in range(len(lists.cutoffs)):
             fields += [pa.field(f"__{part}{index}", pa.int64()) for part in ("x", "u", "l")]
+        fields += [pa.field(f"__a{index}", pa.float64()) for index in range(len(lists.attention))]
     return from_arrow_schema(pa.schema(fields)), final
 
 
@@ -844,7 +859,13 @@ def _per_user_parts(
     """Per (by..., user): the final values, or the part columns the aggregation reads."""
     compute = _evaluate_polars if plan.per_user else per_user_parts
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
-    inputs: dict[str, Any] = {"interactions": history, "items": catalog, "category": plan.category}
+    inputs: dict[str, Any] = {
+        "interactions": history,
+        "items": catalog,
+        "category": plan.category,
+        "group": plan.group,
+        "group_weight": plan.group_weight,
+    }
     with _marked_errors(), counted_popularity(plan.popularity):
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)
     if not plan.renames:
@@ -920,6 +941,9 @@ def _bucket_catalog(
     if plan.catalog is None:
         return None
     catalog = plan.catalog
+    if plan.group is not None:
+        # the target of awrf and ndkl: each group's share of the whole catalog
+        return catalog
     dtype = catalog.schema[plan.item]
     if not dtype.is_integer() and recs.schema[plan.item].is_integer():
         return catalog  # ids that can never match: the pipeline says so
@@ -1015,7 +1039,11 @@ def _exposures(plan: _Plan, lists_plan: _Lists, lists: pl.DataFrame) -> list[pl.
 
     ks = list(lists_plan.cutoffs)
     exposures = lists.group_by([*by, plan.item]).agg(
-        within(k).cast(pl.Int64).alias(f"__x{index}") for index, k in enumerate(ks)
+        *(within(k).cast(pl.Int64).alias(f"__x{index}") for index, k in enumerate(ks)),
+        *(
+            exposure.attention_within(pl.col(_POSITION), k, p).sum().alias(f"__a{index}")
+            for index, (k, p) in enumerate(lists_plan.attention)
+        ),
     )
     lengths = lists.group_by([*by, plan.user]).agg(
         within(k).cast(pl.Int64).alias(f"__k{index}") for index, k in enumerate(ks)
@@ -1139,10 +1167,11 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     """
     by = [_col(name) for name in plan.by]
     x_of = [f"__x{index}" for index in range(len(lists.cutoffs))]
+    a_of = [f"__a{index}" for index in range(len(lists.attention))]
     exposures = (
         partials.filter(F.col(_KIND) == 1)
         .groupBy(*by, _col(_ITEM))
-        .agg(*(F.sum(name).alias(name) for name in x_of))
+        .agg(*(F.sum(name).alias(name) for name in [*x_of, *a_of]))
     )
     stacked = exposures.select(
         *by,
@@ -1166,7 +1195,27 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     with _unwrapped_errors():
         counts = _frame(histogram.toArrow())
         people = _frame(users.toArrow())
-    return _group_finals(_totals(counts, people, plan.by, len(lists.cutoffs)), plan, lists)
+        # the attention x_i are reals: no short histogram, one row per item shown goes to
+        # the driver (no more than the catalog it already holds)
+        attended = _frame(exposures.select(*by, *a_of).toArrow()) if a_of else None
+    table = _totals(counts, people, plan.by, len(lists.cutoffs))
+    extra: list[str] = []
+    if attended is not None:
+        stats = [
+            expr
+            for index, (k, p) in enumerate(lists.attention)
+            for expr in exposure.item_stats(
+                pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"}
+            )
+        ]
+        sums = attended.group_by(list(plan.by)).agg(stats) if plan.by else attended.select(stats)
+        extra = [name for name in sums.columns if name not in plan.by]
+        table = (
+            table.join(sums, on=list(plan.by), how="left", nulls_equal=True)
+            if plan.by
+            else pl.concat([table, sums], how="horizontal")
+        )
+    return _group_finals(table, plan, lists, extra)
 
 
 def _totals(
@@ -1219,10 +1268,13 @@ def _totals(
     return wide.join(users, how="cross")
 
 
-def _group_finals(table: pl.DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFrame:
+def _group_finals(
+    table: pl.DataFrame, plan: _Plan, lists: _Lists, extra: Sequence[str] = ()
+) -> pl.DataFrame:
     """Each :class:`OfGroup` measure's value from the statistics totalled over every bucket.
 
-    The same columns and formulas as on one machine (:mod:`._exposure`).
+    The same columns and formulas as on one machine (:mod:`._exposure`);
+    ``extra``: columns of ``table`` already named as there (the attention's).
     """
     size = None if plan.catalog is None else float(plan.catalog.height)
     columns: list[pl.Expr] = [
@@ -1240,7 +1292,7 @@ def _group_finals(table: pl.DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
             pl.col(f"u{index}").cast(pl.Float64).alias(exposure.stat_column("users", k)),
             pl.col(f"l{index}").cast(pl.Float64).alias(exposure.stat_column("longest", k)),
         ]
-    named = table.select(*plan.by, *columns)
+    named = table.select(*plan.by, *columns, *extra)
     return named.select(*plan.by, *exposure.values(lists.group))
 
 

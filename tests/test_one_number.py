@@ -80,9 +80,15 @@ ITEMS = pl.DataFrame(
     {
         "item": [f"i{n}" for n in range(1, 14)],
         "genre": ["x", "y", "x", "z", "y", "x", "z", "z", "y", "x", "x", "y", "z"],
+        "side": ["a", "a", "b", "a", "b", "b", "a", "a", "a", "b", "a", "b", "a"],
     }
 )
-LIST_INPUTS: dict[str, Any] = {"interactions": INTERACTIONS, "items": ITEMS, "category": "genre"}
+LIST_INPUTS: dict[str, Any] = {
+    "interactions": INTERACTIONS,
+    "items": ITEMS,
+    "category": "genre",
+    "group": "side",
+}
 
 CONVENTIONS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -161,6 +167,7 @@ def _pandas(labels: list[str], conv: Mapping[str, Any]) -> pl.DataFrame:
         "interactions": INTERACTIONS.to_pandas(),
         "items": ITEMS.to_pandas(),
         "category": "genre",
+        "group": "side",
     }
     result = RECS.to_pandas().rank.evaluate(
         TRUTH.to_pandas(), labels, by="model", **ROLES, **inputs, **conv
@@ -207,7 +214,8 @@ def _cli(suffix: str) -> Callable[[list[str], Mapping[str, Any]], pl.DataFrame]:
         argv = [
             "evaluate", paths["recs"], paths["truth"], "-m", *labels, "--by", "model",
             "--score", "score", "--relevance", "rel", "--interactions", paths["interactions"],
-            "--items", paths["items"], "--category", "genre", "--format", "json",
+            "--items", paths["items"], "--category", "genre", "--group", "side",
+            "--format", "json",
         ]  # fmt: skip
         for name, value in conv.items():
             argv += _cli_option(name, value)
@@ -361,6 +369,7 @@ def test_spark_gives_the_same_number(spark: Any, conv_name: str) -> None:
             interactions=spark.createDataFrame(INTERACTIONS.to_arrow()),
             items=ITEMS,
             category="genre",
+            group="side",
             **ROLES,
             **conv,
         )

@@ -168,8 +168,8 @@ def table() -> str:
             *header,
             *_rows(truth),
             "",
-            "**Of the lists themselves** (no truth; `interactions=`, `items=`, `category=` "
-            "as each needs)",
+            "**Of the lists themselves** (no truth; `interactions=`, `items=`, `category=`, "
+            "`group=` as each needs)",
             "",
             *header,
             *_rows(lists),

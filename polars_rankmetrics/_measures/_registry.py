@@ -59,9 +59,9 @@ The tables a measure reads (``inputs``):
     (no truth); its ``finals`` read the per-list or per-group column
     ``ctx.name(<measure name>)`` the list plan writes. The users it counts are
     the users with a list, whatever the truth.
-``"interactions"``, ``"catalog"``, ``"category"``
+``"interactions"``, ``"catalog"``, ``"category"``, ``"group"``
     A list measure that also reads ``evaluate``'s ``interactions=``,
-    ``items=`` or ``category=``.
+    ``items=``, ``category=`` or ``group=``.
 ``"propensity"``
     Each item's chance of being observed (the debiased measures): on every
     hits-table row, and on the user's relevant truth rows that
@@ -149,12 +149,12 @@ AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "su
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "propensity",
+    "category", "group", "propensity",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "propensity",
+    "category", "group", "propensity",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 # a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)

@@ -119,6 +119,8 @@ class ListInputs:
     items: Any
     category: str | None
     propensity: str | None = None
+    group: str | None = None
+    group_weight: str | None = None
 
 
 @dataclass(frozen=True)

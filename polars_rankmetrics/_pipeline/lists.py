@@ -47,6 +47,8 @@ def list_parts(
         interactions=described.interactions,
         items=described.items,
         category=described.category,
+        group=described.group,
+        group_weight=described.group_weight,
     )
     list_keys = spec.list_keys
     key_types = ranked.collect_schema()

@@ -99,12 +99,17 @@ class ListInputs(TypedDict, total=False):
     ``propensity``: the column of ``items`` holding each item's propensity,
     or of the truth holding each (user, item) pair's (the debiased measures
     ``ips_*``/``snips_*``; ``None``: estimated from ``interactions``).
+    ``group``: its item-group column (awrf, ndkl); ``group_weight``: the
+    column of each item's weights in its groups (a list beside a list of
+    groups; default an equal split).
     """
 
     interactions: Any
     items: Any
     category: str | None
     propensity: str | None
+    group: str | None
+    group_weight: str | None
 
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
@@ -125,6 +130,8 @@ DEFAULTS: Final[Mapping[str, object]] = {
     "items": None,
     "category": None,
     "propensity": None,
+    "group": None,
+    "group_weight": None,
 }
 
 

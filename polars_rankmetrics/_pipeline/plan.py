@@ -105,7 +105,12 @@ def plan_call(
         tuple(as_list(options["by"])),
     )
     described = ListInputs(
-        options["interactions"], options["items"], options["category"], options["propensity"]
+        interactions=options["interactions"],
+        items=options["items"],
+        category=options["category"],
+        propensity=options["propensity"],
+        group=options["group"],
+        group_weight=options["group_weight"],
     )
     return plan(recs, truth, metrics, roles, conv, described=described)
 

@@ -11,6 +11,7 @@ from polars_rankmetrics.analysis.anova import anova
 from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
 from polars_rankmetrics.analysis.compare import compare, compare_per_user
 from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.exposure import expected_exposure, group_exposure, trec_fair_score
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.fusion import FusionOptimum, fuse, optimize_fusion
 from polars_rankmetrics.analysis.planning import users_needed
@@ -34,8 +35,10 @@ __all__ = [
     "compare_per_user",
     "correction_coefficients",
     "curves",
+    "expected_exposure",
     "friedman",
     "fuse",
+    "group_exposure",
     "optimize_fusion",
     "plot_critical_difference",
     "rank_correlation",
@@ -43,5 +46,6 @@ __all__ = [
     "sampled_metrics",
     "seeds_interval",
     "similarity",
+    "trec_fair_score",
     "users_needed",
 ]

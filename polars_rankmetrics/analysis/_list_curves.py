@@ -24,7 +24,7 @@ rows). No pair of users is ever built.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -32,6 +32,7 @@ import polars as pl
 from polars_rankmetrics import beyond as _beyond
 from polars_rankmetrics._measures._registry import Measure
 from polars_rankmetrics._measures.lists import _popularity as popularity
+from polars_rankmetrics._measures.lists._exposure import attention_within
 from polars_rankmetrics._measures.lists._hooks import (
     CurveFrames,
     Exposure,
@@ -92,6 +93,8 @@ def list_curves(
     interactions: Any,
     items: Any,
     category: str | None,
+    group: str | None,
+    group_weight: str | None,
     wanted: list[int],
     t_quantile: Any,
     hold: bool,
@@ -112,15 +115,16 @@ def list_curves(
         frames["interactions"] = _beyond._history_frame(interactions, spec)
         shared = [name for name in by if name in frames["interactions"][1]]
     if any("catalog" in curve.measure.inputs for curve in curves):
-        frames["items"] = _beyond._catalog_frame(items, item, category)
+        frames["items"] = _beyond._catalog_frame(items, item, category, group, group_weight)
     unified = _beyond._unify_keys(frames, [*shared, user, item])
     by_types = lists.collect_schema()
     lists = unified["recs"]
     history = unified.get("interactions")
     catalog = unified.get("items")
-    if catalog is not None and category is not None:
-        catalog = _labels_as_text(catalog, category)
-    keys = _Keys(by, user, item, shared, category)
+    for column in (category, group):
+        if catalog is not None and column is not None:
+            catalog = _labels_as_text(catalog, column)
+    keys = _Keys(by, user, item, shared, category, group, group_weight)
     grid = groups.join(_positions(lists, top, wanted), how="cross")
     pieces: dict[str, pl.LazyFrame] = {}
     user_curves = [curve for curve in curves if not isinstance(curve.hook, OfGroup)]
@@ -167,6 +171,8 @@ class _Keys:
     item: str
     shared: list[str]
     category: str | None
+    group: str | None
+    group_weight: str | None
 
     @property
     def lists(self) -> list[str]:
@@ -245,7 +251,8 @@ def _user_values(
                 item=keys.item,
                 position=POS,
                 j=_J,
-                category=keys.category,
+                category=keys.category if hook.labels == "category" else keys.group,
+                weight=keys.group_weight if hook.labels == "group" else None,
                 catalog=catalog,
                 history=history,
             )
@@ -382,6 +389,29 @@ def _group_curves(
         running = running.join(
             _sorted_exposures(events, keys, grid, wanted=wanted), on=[*by, _K], how="left"
         )
+    # the attention-weighted exposures: x_i grows by p^(r - 1) per list holding i at rank r
+    weights = sorted(
+        {
+            p
+            for curve in curves
+            if isinstance(curve.hook, OfGroup)
+            and (p := curve.hook.weight(curve.request)) is not None
+        }
+    )
+    for index, p in enumerate(weights):
+        attended = (
+            lists.group_by([*by, item, POS])
+            .agg(attention_within(pl.col(POS), None, p).sum().alias("__prm_x"))
+            .sort([*by, item, POS])
+            .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
+        )
+        running = running.join(
+            _sorted_exposures(attended, keys, grid, wanted=wanted).rename(
+                {"__prm_sx": f"__prm_sx{index}", "__prm_rx": f"__prm_rx{index}"}
+            ),
+            on=[*by, _K],
+            how="left",
+        )
     # every curve reads the same counts: compute them once
     running = running.collect().lazy() if hold else running.cache()
     names = running.collect_schema().names()
@@ -406,7 +436,17 @@ def _group_curves(
         hook = curve.hook
         if not isinstance(hook, OfGroup):  # pragma: no cover - chosen for it
             continue
-        value = pl.when(users > 0).then(hook.value(exposure))
+        p = hook.weight(curve.request)
+        weighted = (
+            exposure
+            if p is None
+            else replace(
+                exposure,
+                total=column(f"__prm_sx{weights.index(p)}"),
+                ranked=column(f"__prm_rx{weights.index(p)}"),
+            )
+        )
+        value = pl.when(users > 0).then(hook.value(weighted))
         columns: list[pl.Expr] = [
             *[pl.col(name) for name in by],
             pl.lit(curve.label).alias("metric"),

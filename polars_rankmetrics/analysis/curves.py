@@ -391,7 +391,7 @@ def _curves(
         frame, truth, requested, user=user, item=item, rank=roles["rank"],
         score=roles["score"], relevance=roles["relevance"], by=by or None,
         interactions=roles["interactions"], items=roles["items"], category=roles["category"],
-        conventions=conv,
+        group=roles["group"], group_weight=roles["group_weight"], conventions=conv,
     ).lazy()  # fmt: skip
     in_memory = isinstance(recs, pl.DataFrame)
     ranked = _ranked_lists(
@@ -418,7 +418,9 @@ def _curves(
             list_curves(
                 ranked, described, groups=groups, by=by, user=user, item=item, top=top, ci=ci,
                 interactions=roles["interactions"], items=roles["items"],
-                category=roles["category"], wanted=ks, t_quantile=_t_quantile, hold=in_memory,
+                category=roles["category"], group=roles["group"],
+                group_weight=roles["group_weight"], wanted=ks,
+                t_quantile=_t_quantile, hold=in_memory,
             )
         )  # fmt: skip
     result = pl.concat([pieces[label] for label, _ in chosen], how="vertical")

@@ -109,6 +109,8 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="propensity column of --items or of the truth: ips_*/snips_* "
         "(default: estimated from --interactions)",
     )
+    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
+    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
@@ -214,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
         result = compare(
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category,
+            interactions=interactions, items=items, category=args.category, group=args.group,
+            group_weight=args.group_weight,
             propensity=args.propensity,
         )  # fmt: skip
     else:
@@ -234,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category,
+            interactions=interactions, items=items, category=args.category, group=args.group,
+            group_weight=args.group_weight,
             propensity=args.propensity,
         )  # fmt: skip
     if output is not None:

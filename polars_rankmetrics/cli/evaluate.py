@@ -79,6 +79,8 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="propensity column of --items or of the truth: ips_*/snips_* "
         "(default: estimated from --interactions)",
     )
+    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
+    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
@@ -154,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         "items": items,
         "category": args.category,
         "propensity": args.propensity,
+        "group": args.group,
+        "group_weight": args.group_weight,
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

@@ -203,7 +203,12 @@ def test_a_huge_k_for_the_measures_of_the_lists() -> None:
     recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
     train = pl.DataFrame({"user": [1, 2, 3], "item": ["a", "a", "b"]})
     catalog = pl.DataFrame({"item": ["a", "b", "c"], "genre": ["x", "y", "y"]})
-    inputs: dict[str, Any] = {"interactions": train, "items": catalog, "category": "genre"}
+    inputs: dict[str, Any] = {
+        "interactions": train,
+        "items": catalog,
+        "category": "genre",
+        "group": "genre",
+    }
     ks = [1, 2, HUGE]
     result = prm.curves(recs, None, LISTS, k=ks, **inputs)
     assert result.height == len(LISTS) * len(ks)

@@ -47,7 +47,7 @@ FRAMES = {"recs": RECS, "truth": TRUTH, "interactions": INTERACTIONS, "items": I
 # every registered measure, with a cutoff where it takes one; the side files give the list
 # measures their interactions, catalog and categories, so none is left out
 METRICS = [m.name if m.cutoff == "none" else f"{m.name}@{K}" for m in all_measures()]
-OPTIONS = ["--score", "score", "--relevance", "rel", "--category", "genre"]
+OPTIONS = ["--score", "score", "--relevance", "rel", "--category", "genre", "--group", "genre"]
 
 # a layout: each file's format and, for Parquet, the dtype its ids are written in
 # (None: as above, Int64)
@@ -145,7 +145,7 @@ def _api(text: Sequence[str], ties: Ties = "item_desc") -> pl.DataFrame:
     }
     return prm.evaluate(
         frames["recs"], frames["truth"], METRICS, score="score", relevance="rel",
-        interactions=frames["interactions"], items=frames["items"], category="genre",
+        interactions=frames["interactions"], items=frames["items"], category="genre", group="genre",
         ties=ties,
     )  # fmt: skip
 
@@ -185,7 +185,8 @@ def test_numeric_ids_tie_break_by_value(
         read = {role: pl.read_parquet(path) for role, path in paths.items()}
         direct = prm.evaluate(
             read["recs"], read["truth"], METRICS, score="score", relevance="rel",
-            interactions=read["interactions"], items=read["items"], category="genre", ties=ties,
+            interactions=read["interactions"], items=read["items"], category="genre", group="genre",
+            ties=ties,
         )  # fmt: skip
         _close(direct, expected)
     _assert_same(_cli(tmp_path, layout, capsys, ties), expected)
@@ -230,7 +231,7 @@ def test_compare_reads_ids_by_the_same_rule(
     got = pl.read_csv(captured.out.encode())
     expected = prm.compare(
         recs, TRUTH, metrics, score="score", relevance="rel", baseline="a",
-        interactions=INTERACTIONS, items=ITEMS, category="genre",
+        interactions=INTERACTIONS, items=ITEMS, category="genre", group="genre",
     )  # fmt: skip
     columns = ["system", "metric", "n", "mean", "diff", "p_value"]
     assert_frame_equal(

@@ -5,12 +5,15 @@ and reference, registering its :class:`~polars_rankmetrics._measures.Measure`
 with a hook (:mod:`._hooks`) that says how it is computed, drawn over k and
 merged across Spark's buckets:
 
-* :mod:`.coverage`, :mod:`.gini`, :mod:`.personalization`: one value per
-  group from the exposures x_i (:mod:`._exposure`);
+* :mod:`.coverage`, :mod:`.gini`, :mod:`.personalization`,
+  :mod:`.exposure_gini`: one value per group from the exposures x_i
+  (:mod:`._exposure`; exposure_gini's x_i weighted by rank);
 * :mod:`.popularity`: novelty, ARP and the long-tail share, per-user means
   over the list of a term of the item's popularity (:mod:`._popularity`);
 * :mod:`.ild`, :mod:`.calibration`: per-user values from the list's
-  categories (:mod:`._shared`: codes, category tables).
+  categories (:mod:`._shared`: codes, category tables);
+* :mod:`.fairness`: AWRF and NDKL, per-user values from the list's item
+  groups (``group=``) against the catalog's group shares.
 
 :mod:`._plan` plans them from the hooks (:func:`per_user`, :func:`per_group`);
 the list plan (:mod:`polars_rankmetrics.beyond`), ``curves`` and Spark read

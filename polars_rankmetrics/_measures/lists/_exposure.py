@@ -8,6 +8,9 @@ lists' lengths U (users with an item within k) and the longest list. Every
 one of them adds up across Spark's buckets of users (each user is in one):
 a bucket emits x_i per item and U per group, Spark adds them (the longest
 list: the maximum), and :func:`values` finishes each measure from the totals.
+A hook with a patience (:attr:`OfGroup.patience`, exposure_gini) reads x_i
+as the attention Σ p^(r - 1) instead; its statistics are columns of their
+own per (cutoff, patience), and Spark adds its x_i as reals.
 """
 
 from __future__ import annotations
@@ -26,7 +29,17 @@ from polars_rankmetrics._measures.lists._hooks import (
 from polars_rankmetrics._measures.lists._shared import agg, attach
 from polars_rankmetrics._names import PREFIX
 
-__all__ = ["ANY_LIST", "CATALOG_N", "exposure", "per_group", "stat_column", "values"]
+__all__ = [
+    "ANY_LIST",
+    "CATALOG_N",
+    "Weighting",
+    "attention_within",
+    "exposure",
+    "item_stats",
+    "per_group",
+    "stat_column",
+    "values",
+]
 
 ANY_LIST = f"{PREFIX}any_list"  # rows of exposure: 0 where a group has no list at all
 CATALOG_N = f"{PREFIX}catalog_n"
@@ -34,24 +47,32 @@ CATALOG_N = f"{PREFIX}catalog_n"
 StatName = ExposureStat | str  # "longest" besides the measures' statistics
 
 
-def stat_column(stat: StatName, k: int | None) -> str:
-    """The column of one statistic at cutoff ``k`` (``"longest"``: the longest list)."""
-    return f"{PREFIX}{stat}@{k}"
+# which exposures x_i: the cutoff k and the patience p (None: x_i counts the lists)
+Weighting = tuple[int | None, float | None]
 
 
-def exposure(k: int | None, *, length: pl.Expr | None = None) -> Exposure:
-    """The statistics at cutoff ``k`` as the columns :func:`stat_column` names.
+def stat_column(stat: StatName, k: int | None, p: float | None = None) -> str:
+    """The column of one statistic at cutoff ``k`` (``"longest"``: the longest list).
+
+    ``p``: of the attention-weighted exposures with patience p.
+    """
+    return f"{PREFIX}{stat}@{k}" if p is None else f"{PREFIX}{stat}@{k}/p={p!r}"
+
+
+def exposure(k: int | None, *, p: float | None = None, length: pl.Expr | None = None) -> Exposure:
+    """The statistics at cutoff ``k`` (patience ``p``) as the columns :func:`stat_column` names.
 
     ``length``: the list length personalization compares (default: k, or the
-    longest list without a cutoff; a curve gives its k).
+    longest list without a cutoff; a curve gives its k). U and the longest
+    list do not depend on p: they are read from the counted columns.
     """
     if length is None:
         length = pl.col(stat_column("longest", k)) if k is None else pl.lit(float(k))
     return Exposure(
-        shown=pl.col(stat_column("shown", k)),
-        total=pl.col(stat_column("total", k)),
-        ranked=pl.col(stat_column("ranked", k)),
-        pairs=pl.col(stat_column("pairs", k)),
+        shown=pl.col(stat_column("shown", k, p)),
+        total=pl.col(stat_column("total", k, p)),
+        ranked=pl.col(stat_column("ranked", k, p)),
+        pairs=pl.col(stat_column("pairs", k, p)),
         users=pl.col(stat_column("users", k)),
         length=length,
         catalog=pl.col(CATALOG_N),
@@ -62,22 +83,30 @@ def values(requests: Sequence[tuple[ListRequest, OfGroup]]) -> list[pl.Expr]:
     """Each measure's value from the statistics' columns (null where a group has no list)."""
     return [
         pl.when(pl.col(ANY_LIST) > 0)
-        .then(hook.value(exposure(request.k)))
+        .then(hook.value(exposure(request.k, p=hook.weight(request))))
         .cast(pl.Float64)
         .alias(request.label)
         for request, hook in requests
     ]
 
 
-def reads(requests: Sequence[tuple[ListRequest, OfGroup]]) -> dict[int | None, set[ExposureStat]]:
-    """Per cutoff, the statistics the requests read."""
-    wanted: dict[int | None, set[ExposureStat]] = {}
+def reads(requests: Sequence[tuple[ListRequest, OfGroup]]) -> dict[Weighting, set[ExposureStat]]:
+    """Per cutoff and patience, the statistics the requests read."""
+    wanted: dict[Weighting, set[ExposureStat]] = {}
     for request, hook in requests:
-        wanted.setdefault(request.k, set()).update(hook.reads)
+        wanted.setdefault((request.k, hook.weight(request)), set()).update(hook.reads)
     return wanted
 
 
-def _item_stats(x: pl.Expr, k: int | None, stats: set[ExposureStat]) -> list[pl.Expr]:
+def attention_within(rank: pl.Expr, k: int | None, p: float) -> pl.Expr:
+    """p^(r - 1) on a row within the cutoff, 0 past it (Float64)."""
+    weight = pl.lit(p, pl.Float64).pow(rank.cast(pl.Float64) - 1.0)
+    return weight if k is None else pl.when(rank <= k).then(weight).otherwise(0.0)
+
+
+def item_stats(
+    x: pl.Expr, k: int | None, p: float | None, stats: set[ExposureStat]
+) -> list[pl.Expr]:
     shown = x.filter(x > 0)
     exprs: dict[ExposureStat, pl.Expr] = {
         "shown": shown.len().cast(pl.Float64),
@@ -86,7 +115,7 @@ def _item_stats(x: pl.Expr, k: int | None, stats: set[ExposureStat]) -> list[pl.
         "ranked": (shown.sort().cum_count() * shown.sort()).sum().cast(pl.Float64),
         "pairs": (x * (x - 1)).sum().cast(pl.Float64) / 2.0,
     }
-    return [exprs[stat].alias(stat_column(stat, k)) for stat in exprs if stat in stats]
+    return [exprs[stat].alias(stat_column(stat, k, p)) for stat in exprs if stat in stats]
 
 
 def per_group(
@@ -99,21 +128,26 @@ def per_group(
     """One row per ``by`` group (one row without ``by``), a Float64 column per request."""
     by = list(keys.by)
     wanted = reads(requests)
-    exposure_names = {k: f"{PREFIX}x@{k}" for k in wanted}
-    # x_i per group and cutoff: each (user, item) appears once in a list
+    exposure_names = {weighting: stat_column("x", *weighting) for weighting in wanted}
+
+    def x_of(k: int | None, p: float | None) -> pl.Expr:
+        if p is not None:
+            return attention_within(pl.col(keys.rank), k, p).sum()
+        return (pl.len() if k is None else (pl.col(keys.rank) <= k).sum()).cast(pl.Int64)
+
+    # x_i per group, cutoff and patience: each (user, item) appears once in a list
     exposures = lists.group_by([*by, keys.item]).agg(
-        (pl.len() if k is None else (pl.col(keys.rank) <= k).sum()).cast(pl.Int64).alias(name)
-        for k, name in exposure_names.items()
+        x_of(*weighting).alias(name) for weighting, name in exposure_names.items()
     )
     columns = [
         expr
-        for k, stats in wanted.items()
-        for expr in _item_stats(pl.col(exposure_names[k]), k, stats)
+        for (k, p), stats in wanted.items()
+        for expr in item_stats(pl.col(exposure_names[k, p]), k, p, stats)
     ]
     # no list at all (possible only without by): no group of lists to describe
     columns.append(pl.len().alias(ANY_LIST))
     groups = agg(exposures, by, columns)
-    counted = [k for k, stats in wanted.items() if "users" in stats]
+    counted = list(dict.fromkeys(k for (k, _), stats in wanted.items() if "users" in stats))
     if counted:
         lengths = lists.group_by(keys.list_keys).agg(
             (pl.len() if k is None else (pl.col(keys.rank) <= k).sum())

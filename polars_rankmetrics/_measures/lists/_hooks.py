@@ -156,7 +156,8 @@ class CurveFrames:
     rows at or above that position (k_u there), sorted by list and position;
     ``rows``: the list rows (``list_keys``, ``item``, ``position``);
     ``history_keys``: the interactions' key columns (shared ``by``, user);
-    ``catalog``: the items with their categories as text (``category``).
+    ``catalog``: the items with their categories as text (``category``);
+    ``weight``: its column of the items' weights in their groups, if any.
     """
 
     steps: pl.LazyFrame
@@ -169,6 +170,7 @@ class CurveFrames:
     category: str | None
     catalog: pl.LazyFrame | None
     history: pl.LazyFrame | None
+    weight: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,11 +202,14 @@ class PerList:
     over the :class:`Coded` lists; a list without a value has no row or a null.
     ``curve(request, frames)``: ``frames.steps`` with the column
     ``request.label``, the value at each position the list holds (null: not
-    counted there).
+    counted there). ``labels``: which column of the catalog labels the items
+    (``Coded``'s category tables and ``CurveFrames.category``): ``category=``
+    (ILD, calibration) or ``group=`` (the exposure-fairness measures).
     """
 
     value: Callable[[ListRequest, Coded], pl.LazyFrame]
     curve: Callable[[ListRequest, CurveFrames], pl.LazyFrame]
+    labels: Literal["category", "group"] = "category"
 
 
 # ---------------------------------------------------------------- OfGroup
@@ -236,10 +241,18 @@ class OfGroup:
     """One value per group: ``value`` over the group's :class:`Exposure` statistics.
 
     ``reads``: the statistics it reads (the others are not computed for it).
+    ``patience``: the name of the request's parameter p when x_i is the
+    attention the lists give item i, Σ over the lists holding it within k of
+    p^(r - 1) at its rank r, rather than their number (``None``).
     """
 
     value: Callable[[Exposure], pl.Expr]
     reads: frozenset[ExposureStat]
+    patience: str | None = None
+
+    def weight(self, request: ListRequest) -> float | None:
+        """The patience p of ``request``'s attention, or ``None`` when x_i counts lists."""
+        return None if self.patience is None else request.number(self.patience)
 
 
 ListHook = RowMean | PerList | OfGroup

@@ -19,6 +19,7 @@ from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._exposure import per_group
 from polars_rankmetrics._measures.lists._hooks import (
     LIST_CODE,
+    Coded,
     Keys,
     ListHook,
     ListRequest,
@@ -26,7 +27,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     PerList,
     RowMean,
 )
-from polars_rankmetrics._measures.lists._shared import KU, coded_lists, cut, within
+from polars_rankmetrics._measures.lists._shared import KU, coded_lists, cut, relabel, within
 
 __all__ = ["per_group", "per_user"]
 
@@ -39,6 +40,8 @@ def per_user(
     interactions: pl.LazyFrame | None,
     items: pl.LazyFrame | None,
     category: str | None,
+    group: str | None = None,
+    group_weight: str | None = None,
     popular: popularity.PopularityTables | None = None,
 ) -> pl.LazyFrame:
     """One row per list (``by..., user``) in ``lists``, a Float64 column per request.
@@ -47,19 +50,35 @@ def per_user(
     user whose list is empty within a request's cutoff (ranks given, all
     above k) gets null there, and so does a user a measure does not count.
     The :class:`PerList` measures, at any cutoffs, share one coding of the
-    lists and one table of the items' categories. ``popular``: the
+    lists and one table of the items' categories (or groups: ``group``,
+    for the measures whose hook labels items by group). ``popular``: the
     popularity tables computed elsewhere (Spark: over every bucket's users).
     """
     list_keys = keys.list_keys
     means = [(r, hook) for r, hook in requests if isinstance(hook, RowMean)]
     others = [(r, hook) for r, hook in requests if isinstance(hook, PerList)]
-    if others and (items is None or category is None):
-        raise ValueError(f"{[r.label for r, _ in others]} need items with a category column")
-    coded = (
-        coded_lists(lists, keys, items=items, category=category, interactions=interactions)
-        if others and items is not None and category is not None
-        else None
-    )
+    columns = {"category": category, "group": group}
+    wanted = sorted({hook.labels for _, hook in others})
+    for label in wanted:
+        if items is None or columns[label] is None:
+            asked = [r.label for r, hook in others if hook.labels == label]
+            raise ValueError(f"{asked} need items with a {label} column")
+    coded: Coded | None = None
+    labeled: dict[str, Coded] = {}
+    for label in wanted:
+        column = columns[label]
+        if items is None or column is None:  # pragma: no cover - refused above
+            raise ValueError("no catalog")
+        weight = group_weight if label == "group" else None
+        # the lists are coded once; each label column gets its own table
+        coded = (
+            coded_lists(
+                lists, keys, items=items, category=column, interactions=interactions, weight=weight
+            )
+            if coded is None
+            else relabel(coded, items=items, category=column, weight=weight)
+        )
+        labeled[label] = coded
     rows = lists if coded is None else coded.rows
     result_keys = list_keys if coded is None else [LIST_CODE]
     if means:
@@ -84,13 +103,12 @@ def per_user(
         ],
     )
     for request, hook in others:
-        if coded is None:  # pragma: no cover - refused above
-            raise ValueError("no coded lists")
+        mine = labeled[hook.labels]
         # each cutoff filters the cached coded rows: every cutoff shares them
         within_k = replace(
-            coded,
-            rows=cut(coded.rows, request.k, keys.rank),
-            labeled=cut(coded.labeled, request.k, keys.rank),
+            mine,
+            rows=cut(mine.rows, request.k, keys.rank),
+            labeled=cut(mine.labeled, request.k, keys.rank),
         )
         result = result.join(hook.value(request, within_k), on=LIST_CODE, how="left")
     labels = [pl.col(r.label).cast(pl.Float64) for r, _ in requests]

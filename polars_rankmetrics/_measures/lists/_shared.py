@@ -10,6 +10,7 @@ key columns (more with string ids).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -35,6 +36,7 @@ __all__ = [
     "item_categories",
     "low",
     "pack",
+    "relabel",
 ]
 
 KU = f"{PREFIX}ku"  # k_u: the list's rows within the cut
@@ -112,11 +114,31 @@ def is_multi(items: pl.LazyFrame, category: str) -> bool:
     return isinstance(items.collect_schema()[category], pl.List)
 
 
-def item_categories(items: pl.LazyFrame, item: str, category: str) -> pl.LazyFrame:
+def item_categories(
+    items: pl.LazyFrame, item: str, category: str, weight: str | None = None
+) -> pl.LazyFrame:
     """One row per (item, category) with :data:`M` (the item's number of categories) and :data:`W`.
 
-    A list of categories counts each distinct category once.
+    A list of categories counts each distinct category once. ``weight``: a
+    List column of weights beside a List of categories (already checked:
+    one per category, >= 0, a positive sum), normalised to sum to 1 per
+    item, a repeated category's weights added; without it W = 1/m.
     """
+    if weight is not None and is_multi(items, category):
+        pairs = (
+            items.select(pl.col(item), pl.col(category).alias(CAT), pl.col(weight).alias(W))
+            # a row whose lengths differ is the catalog check's to report, not explode's
+            .filter(pl.col(CAT).list.len() == pl.col(W).list.len())
+            .explode(CAT, W)
+            .group_by(item, CAT)
+            .agg(pl.col(W).cast(pl.Float64).sum())
+        )
+        return pairs.select(
+            item,
+            CAT,
+            pl.len().over(item).cast(pl.UInt32).alias(M),
+            (pl.col(W) / pl.col(W).sum().over(item)).alias(W),
+        )
     if not is_multi(items, category):
         return items.select(
             pl.col(item),
@@ -133,12 +155,14 @@ def item_categories(items: pl.LazyFrame, item: str, category: str) -> pl.LazyFra
     )
 
 
-def category_table(items: pl.LazyFrame, item: str, category: str) -> pl.LazyFrame:
+def category_table(
+    items: pl.LazyFrame, item: str, category: str, weight: str | None = None
+) -> pl.LazyFrame:
     """:func:`item_categories` with integer codes: ``item, ITEM_CODE, CAT_CODE, M, W``.
 
     The catalog is small, so coding it costs little.
     """
-    pairs = item_categories(items, item, category)
+    pairs = item_categories(items, item, category, weight)
     return pairs.select(item, code([item]).alias(ITEM_CODE), code([CAT]).alias(CAT_CODE), M, W)
 
 
@@ -149,10 +173,11 @@ def coded_lists(
     items: pl.LazyFrame,
     category: str,
     interactions: pl.LazyFrame | None,
+    weight: str | None = None,
 ) -> Coded:
     """The lists coded (:data:`LIST_CODE`) and labeled with their items' categories, uncut."""
     rows = lists.with_columns(code(keys.list_keys).alias(LIST_CODE)).cache()
-    table = category_table(items, keys.item, category)
+    table = category_table(items, keys.item, category, weight)
     labeled = (
         rows.select(LIST_CODE, keys.rank, keys.item)
         .join(table.select(keys.item, ITEM_CODE, CAT_CODE, M, W), on=keys.item, how="inner")
@@ -167,3 +192,16 @@ def coded_lists(
         is_multi(items, category),
         interactions,
     )
+
+
+def relabel(
+    coded: Coded, *, items: pl.LazyFrame, category: str, weight: str | None = None
+) -> Coded:
+    """The same coded lists labeled by another column of the catalog (``group=``, weighted)."""
+    table = category_table(items, coded.keys.item, category, weight)
+    labeled = (
+        coded.rows.select(LIST_CODE, coded.keys.rank, coded.keys.item)
+        .join(table.select(coded.keys.item, ITEM_CODE, CAT_CODE, M, W), on=coded.keys.item)
+        .cache()
+    )
+    return replace(coded, labeled=labeled, table=table, multi=is_multi(items, category))

@@ -25,10 +25,11 @@ import polars as pl
 from polars_rankmetrics._measures.lists._hooks import Exposure, OfGroup
 from polars_rankmetrics._measures.lists._register import register_list
 
-__all__ = ["GINI"]
+__all__ = ["GINI", "gini_of"]
 
 
-def _value(x: Exposure) -> pl.Expr:
+def gini_of(x: Exposure) -> pl.Expr:
+    """The Gini index from the exposure statistics (shown, total, ranked, catalog)."""
     zeros = x.catalog - x.shown
     n = x.catalog
     return pl.when(x.total > 0).then(
@@ -38,7 +39,7 @@ def _value(x: Exposure) -> pl.Expr:
 
 GINI = register_list(
     "gini",
-    OfGroup(_value, reads=frozenset({"shown", "total", "ranked"})),
+    OfGroup(gini_of, reads=frozenset({"shown", "total", "ranked"})),
     doc="gini@k = sum_j (2j - n - 1) x_(j) / (n sum x), exposures x over the catalog",
     reads=frozenset({"catalog"}),
 )

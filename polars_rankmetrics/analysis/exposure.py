@@ -1,0 +1,669 @@
+"""Who gets the exposure: group shares, expected exposure, the TREC Fair 2022 score.
+
+Three functions beside the per-user measures ``awrf@k`` and ``ndkl@k``
+(:mod:`polars_rankmetrics._measures.lists.fairness`), for reports that need
+more than a mean per list:
+
+* :func:`group_exposure`: each item group's share of the attention all the
+  lists give, beside its share of the catalog, and the gap between groups;
+* :func:`expected_exposure`: EE-L, EE-D and EE-R (Diaz et al., CIKM 2020)
+  from several sampled rankings per user;
+* :func:`trec_fair_score`: AWRF x nDCG per query, as the TREC Fair Ranking
+  2022 evaluation script computes it.
+
+Definitions and caveats: ``docs/exposure-fairness.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_rankmetrics import _validation as v
+from polars_rankmetrics._measures.lists._shared import W
+from polars_rankmetrics._measures.lists.fairness import attention, check_patience
+from polars_rankmetrics._pipeline.inputs import as_list
+
+__all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+_A = "__prm_attention"
+_E = "__prm_e"
+_T = "__prm_target"
+
+
+def _lazy(frame: object, name: str) -> pl.LazyFrame:
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    raise TypeError(f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}")
+
+
+def _check_k(k: int | None) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"k must be a positive integer or None (the whole list), got {k!r}")
+
+
+def _check_p(p: object, *, upper: bool = True) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or math.isnan(p):
+        raise TypeError(f"p must be a number in (0, 1], got {p!r}")
+    value = check_patience(float(p))
+    if not upper and value == 1.0:
+        raise ValueError("p must be below 1 here: the ideal exposure p^b (1 - p^m) / (m (1 - p))")
+    return value
+
+
+def _check_ranks(frame: pl.LazyFrame, rank: str, keys: Sequence[str]) -> None:
+    """Ranks are positive integers, once per list: refused with one offending row."""
+    dtype = frame.collect_schema()[rank]
+    if not dtype.is_integer():
+        raise TypeError(
+            f"column {rank!r} (rank) must hold integer ranks (1 = top), got {dtype}; "
+            "rank scores first with prm.positions"
+        )
+    bad = frame.filter(
+        pl.col(rank).is_null() | (pl.col(rank) < 1) | pl.len().over([*keys, rank]).gt(1)
+    ).collect()
+    if bad.height:
+        raise ValueError(
+            f"column {rank!r} (rank) has {bad.height} row(s) that are null, below 1 or "
+            f"repeated within a list, e.g. {bad.row(0, named=True)}"
+        )
+
+
+def _memberships(
+    items: pl.LazyFrame, item: str, group: str, weight: str | None = None
+) -> pl.LazyFrame:
+    """One row per (item, group) with the item's share W of the group.
+
+    ``items``: one row per item with a label or a list of labels, or a long
+    frame, one row per (item, group); ``weight``: a column of membership
+    weights (>= 0), normalised to sum to 1 per item; without it each of an
+    item's m distinct groups gets 1/m.
+    """
+    schema = items.collect_schema()
+    roles = {"item": item, "group": group}
+    if weight is not None:
+        roles["weight"] = weight
+    v.require_columns(schema, roles, frame="items")
+    if isinstance(schema[group], pl.List) and weight is not None:
+        raise ValueError(
+            f"weight= reads one weight per row: give items as a long frame, one row per "
+            f"(item, group), not a list column {group!r}, e.g. items.explode({group!r})"
+        )
+    value = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64)
+    rows = items.select(item, pl.col(group), value.alias(W))
+    if isinstance(schema[group], pl.List):
+        rows = rows.with_columns(pl.col(group).list.unique()).explode(group)
+    rows = rows.with_columns(pl.col(group).cast(pl.String))
+    bad = rows.filter(
+        pl.col(item).is_null() | pl.col(group).is_null() | pl.col(W).is_null() | (pl.col(W) < 0)
+    ).collect()
+    if bad.height:
+        raise ValueError(
+            f"items has {bad.height} row(s) with a null item or group, or a null or negative "
+            f"weight, e.g. {bad.row(0, named=True)}"
+        )
+    repeated = rows.group_by(item, group).len().filter(pl.col("len") > 1).collect()
+    if repeated.height and weight is not None:
+        raise ValueError(
+            f"items has {repeated.height} (item, group) pair(s) on several rows, e.g. "
+            f"{repeated.row(0, named=True)}: one weight per item and group"
+        )
+    rows = rows.unique([item, group]) if weight is None else rows
+    total = pl.col(W).sum().over(item)
+    empty = rows.group_by(item).agg(pl.col(W).sum()).filter(pl.col(W) <= 0).collect()
+    if empty.height:
+        raise ValueError(
+            f"items has {empty.height} item(s) whose weights sum to 0, e.g. "
+            f"{empty.row(0, named=True)}"
+        )
+    return rows.with_columns(pl.col(W) / total)
+
+
+def _targets(pairs: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
+    n = pairs.select(pl.col(item).n_unique().cast(pl.Float64).alias("__prm_n"))
+    return (
+        pairs.group_by(group)
+        .agg(pl.col(W).sum().alias(_T))
+        .join(n, how="cross")
+        .select(group, (pl.col(_T) / pl.col("__prm_n")).alias(_T))
+    )
+
+
+def _missing(shown: pl.LazyFrame, pairs: pl.LazyFrame, item: str) -> None:
+    missing = shown.select(item).unique().join(pairs, on=item, how="anti").collect()
+    if missing.height:
+        raise ValueError(
+            f"{missing.height} distinct item(s) of the recommended items are missing from "
+            f"the item catalog (items=), e.g. {missing.row(0, named=True)}; add them to it"
+        )
+
+
+def group_exposure(
+    recs: Frame,
+    items: Frame,
+    *,
+    group: str,
+    weight: str | None = None,
+    p: float = 0.5,
+    k: int | None = None,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    by: str | Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Each item group's share of the lists' attention beside its share of the catalog.
+
+    With attention p^(r - 1) at rank r (r <= k) and w_ig the share of item
+    i in group g (1/m for an item of m groups)::
+
+        share_g  = Σ_lists Σ_{r<=k} p^(r-1) w_(r)g / Σ_lists Σ_{r<=k} p^(r-1)
+        target_g = Σ_i w_ig / n                          (n catalog items)
+        gap      = max_g (share_g - target_g) - min_g (share_g - target_g)
+
+    Parameters
+    ----------
+    recs
+        One row per (user, item) with an integer ``rank`` (1 = top).
+    items
+        The catalog: one row per item with the ``group`` column (a label or
+        a list of labels), or a long frame, one row per (item, group).
+    group
+        Column of ``items`` holding each item's group(s).
+    weight
+        Column of the long frame ``items`` with each membership's weight
+        (>= 0; normalised to sum to 1 per item). ``None``: an item of m
+        groups is 1/m in each.
+    p
+        RBP patience, in (0, 1]: 1 counts every shown item alike.
+    k
+        Keep ranks 1..k (``None``: the whole list).
+    user, item, rank
+        Column roles.
+    by
+        Columns evaluated side by side (models, ...).
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per (by..., group of the catalog): ``exposure`` (the summed
+        attention), ``share``, ``target``, ``difference`` (share - target),
+        ``ratio`` (share / target) and ``gap`` (the same on every row of a
+        ``by`` group), sorted by ``by`` and group.
+
+    Notes
+    -----
+    The shares pool every list's attention (a longer list weighs more), as
+    the group exposure of Singh & Joachims (KDD 2018) and of TREC Fair's
+    exposure metrics does; ``awrf@k`` is the per-list counterpart. A group
+    of the catalog never shown has share 0. The gap is 0 when every group
+    gets its catalog share.
+
+    References
+    ----------
+    Singh & Joachims, "Fairness of exposure in rankings", KDD 2018.
+    Moffat & Zobel, "Rank-biased precision", TOIS 2008 (the attention model).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "c", "a"], "rank": [1, 2, 1]})
+    >>> items = pl.DataFrame({"item": ["a", "b", "c", "d"], "side": ["x", "x", "y", "y"]})
+    >>> prm.group_exposure(recs, items, group="side").select("side", "share", "target", "gap")
+    shape: (2, 4)
+    ┌──────┬───────┬────────┬─────┐
+    │ side ┆ share ┆ target ┆ gap │
+    │ ---  ┆ ---   ┆ ---    ┆ --- │
+    │ str  ┆ f64   ┆ f64    ┆ f64 │
+    ╞══════╪═══════╪════════╪═════╡
+    │ x    ┆ 0.8   ┆ 0.5    ┆ 0.6 │
+    │ y    ┆ 0.2   ┆ 0.5    ┆ 0.6 │
+    └──────┴───────┴────────┴─────┘
+    """
+    patience = _check_p(p)
+    _check_k(k)
+    keys = as_list(by)
+    lists, catalog = _lazy(recs, "recs"), _lazy(items, "items")
+    v.require_columns(
+        lists.collect_schema(),
+        {"user": user, "item": item, "rank": rank, **{f"by[{i}]": b for i, b in enumerate(keys)}},
+        frame="recs",
+    )
+    _check_ranks(lists, rank, [*keys, user])
+    pairs = _memberships(catalog, item, group, weight)
+    if k is not None:
+        lists = lists.filter(pl.col(rank) <= k)
+    _missing(lists, pairs, item)
+    shown = (
+        lists.select(*keys, item, attention(pl.col(rank), patience).alias(_A))
+        .join(pairs, on=item)
+        .group_by([*keys, group])
+        .agg((pl.col(_A) * pl.col(W)).sum().alias("exposure"))
+    )
+    targets = _targets(pairs, item, group)
+    frame = lists.select(keys).unique() if keys else pl.LazyFrame({"__prm_one": [1]})
+    grid = frame.join(targets, how="cross")
+    joined = (
+        grid.join(shown, on=[*keys, group], how="left")
+        if keys
+        else grid.join(shown, on=group, how="left")
+    )
+    total = pl.col("exposure").sum().over(keys) if keys else pl.col("exposure").sum()
+    difference = pl.col("share") - pl.col("target")
+    spread = (
+        (difference.max() - difference.min()).over(keys)
+        if keys
+        else (difference.max() - difference.min())
+    )
+    result = (
+        joined.with_columns(pl.col("exposure").fill_null(0.0), pl.col(_T).alias("target"))
+        .with_columns((pl.col("exposure") / total).alias("share"))
+        .with_columns(
+            difference.alias("difference"),
+            (pl.col("share") / pl.col("target")).alias("ratio"),
+            spread.alias("gap"),
+        )
+        .select(*keys, group, "exposure", "share", "target", "difference", "ratio", "gap")
+        .sort([*keys, group])
+    )
+    return result.collect()
+
+
+def _ideal_exposure(
+    truth: pl.LazyFrame, keys: list[str], grade: pl.Expr, p: float, k: int | None
+) -> pl.LazyFrame:
+    """e*_i: an item's mean exposure over the ideal rankings (tied grades in any order).
+
+    With b the items of a higher grade and m those of the item's grade, the
+    ideal rankings put them at positions b + 1..b + m in every order, so
+    each gets the mean of p^(r - 1) there: (p^b - p^min(b + m, k)) / (m (1 - p)),
+    0 past the cutoff (Diaz et al. 2020, eq. 6; expeval's ``target``).
+    """
+    rel = pl.col("__prm_grade")
+    levels = (
+        truth.with_columns(grade.alias("__prm_grade"))
+        .filter(rel > 0)
+        .with_columns(
+            pl.len().over([*keys, "__prm_grade"]).cast(pl.Float64).alias("__prm_m"),
+            # items of a strictly higher grade
+            (
+                pl.col("__prm_grade").rank("max", descending=True).over(keys).cast(pl.Float64)
+                - pl.len().over([*keys, "__prm_grade"]).cast(pl.Float64)
+            ).alias("__prm_b"),
+        )
+    )
+    b, m = pl.col("__prm_b"), pl.col("__prm_m")
+    end = b + m if k is None else pl.min_horizontal(b + m, pl.lit(float(k)))
+    start = b if k is None else pl.min_horizontal(b, pl.lit(float(k)))
+    base = pl.lit(p, pl.Float64)
+    return levels.with_columns(((base.pow(start) - base.pow(end)) / (m * (1.0 - p))).alias(_T))
+
+
+def expected_exposure(
+    recs: Frame,
+    truth: Frame,
+    *,
+    sample: str = "sample",
+    p: float = 0.5,
+    k: int | None = None,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    relevance: str | None = None,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+) -> pl.DataFrame:
+    """Expected exposure of stochastic rankings: EE-L, EE-D and EE-R (Diaz et al., CIKM 2020).
+
+    Each user has several sampled rankings (the ``sample`` column). With
+    attention p^(r - 1) at rank r (r <= k), an item's expected exposure is
+    its mean attention over the user's S samples, e_i = (1/S) Σ_s p^(r_s(i) - 1),
+    and its target e*_i the mean over the ideal rankings, which order the
+    relevant items by grade and tied grades in every order::
+
+        e*_i  = (p^b - p^(b + m)) / (m (1 - p))    b: items of a higher grade, m: of its grade
+        EE-D  = ||e||^2                 disparity (lower: exposure spread more evenly)
+        EE-R  = 2 e . e*                relevance (higher: exposure on relevant items)
+        EE-L  = ||e - e*||^2 = EE-D - EE-R + ||e*||^2   loss (0: the ideal)
+
+    Parameters
+    ----------
+    recs
+        One row per (sample, user, item) with an integer ``rank`` (1 = top).
+    truth
+        One row per relevant (user, item), with a grade column
+        ``relevance`` (``None``: every row has grade 1); grades <= 0 are not
+        relevant and have target 0.
+    sample
+        Column of ``recs`` naming the sampled ranking.
+    p
+        RBP patience, in (0, 1) (expeval's default 0.5).
+    k
+        Keep ranks 1..k, in the samples and in the ideal rankings
+        (``None``: whole lists, as expeval).
+    user, item, rank, relevance, by
+        Column roles, as in :func:`polars_rankmetrics.evaluate`.
+    per_user
+        ``True``: one row per (by..., user); ``False``: their means per
+        ``by`` group, with ``users``, the number of users averaged.
+
+    Returns
+    -------
+    pl.DataFrame
+        Columns ``ee_l``, ``ee_d``, ``ee_r``.
+
+    Notes
+    -----
+    Users counted: those with at least one relevant item in ``truth``
+    (expeval skips the others); one without any sample has e = 0 (EE-D 0,
+    EE-R 0, EE-L ||e*||^2). A ``by`` group is evaluated on every user of
+    the truth. Unnormalised values: expeval's ``-U`` output gives
+    ``disparity`` = EE-D, ``relevance`` = EE-R / 2 and ``difference`` =
+    EE-L, with its RBP user model (``-u rbp``). Items of a sample not in
+    the truth count in e (and in EE-D and EE-L) with target 0.
+
+    References
+    ----------
+    Diaz, Mitra, Ekstrand, Biega & Carterette, "Evaluating stochastic
+    rankings with expected exposure", CIKM 2020; reference code
+    https://github.com/diazf/expeval.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({
+    ...     "sample": [1, 1, 2, 2], "user": [1, 1, 1, 1],
+    ...     "item": ["a", "b", "b", "a"], "rank": [1, 2, 1, 2],
+    ... })
+    >>> truth = pl.DataFrame({"user": [1, 1], "item": ["a", "b"]})
+    >>> prm.expected_exposure(recs, truth, per_user=True)
+    shape: (1, 4)
+    ┌──────┬──────┬───────┬──────┐
+    │ user ┆ ee_l ┆ ee_d  ┆ ee_r │
+    │ ---  ┆ ---  ┆ ---   ┆ ---  │
+    │ i64  ┆ f64  ┆ f64   ┆ f64  │
+    ╞══════╪══════╪═══════╪══════╡
+    │ 1    ┆ 0.0  ┆ 1.125 ┆ 2.25 │
+    └──────┴──────┴───────┴──────┘
+    """
+    patience = _check_p(p, upper=False)
+    _check_k(k)
+    if not isinstance(per_user, bool):
+        raise TypeError(f"per_user must be True or False, got {per_user!r}")
+    keys = as_list(by)
+    runs, judged = _lazy(recs, "recs"), _lazy(truth, "truth")
+    v.require_columns(
+        runs.collect_schema(),
+        {
+            "sample": sample,
+            "user": user,
+            "item": item,
+            "rank": rank,
+            **{f"by[{i}]": b for i, b in enumerate(keys)},
+        },
+        frame="recs",
+    )
+    truth_roles = {"user": user, "item": item}
+    if relevance is not None:
+        truth_roles["relevance"] = relevance
+    v.require_columns(judged.collect_schema(), truth_roles, frame="truth")
+    _check_ranks(runs, rank, [*keys, user, sample])
+    list_keys = [*keys, user]
+    if k is not None:
+        runs = runs.filter(pl.col(rank) <= k)
+    samples = runs.group_by(list_keys).agg(pl.col(sample).n_unique().alias("__prm_s"))
+    exposure = (
+        runs.join(samples, on=list_keys)
+        .group_by([*list_keys, item])
+        .agg(
+            (attention(pl.col(rank), patience) / pl.col("__prm_s").cast(pl.Float64)).sum().alias(_E)
+        )
+    )
+    grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
+    ideal = _ideal_exposure(
+        judged.select(user, item, grade.alias("__prm_rel")).unique([user, item]),
+        [user],
+        pl.col("__prm_rel"),
+        patience,
+        k,
+    ).select(user, item, _T)
+    # every user with a relevant item, in every by group
+    groups = runs.select(keys).unique() if keys else None
+    users = ideal.select(user).unique()
+    population = users if groups is None else groups.join(users, how="cross")
+    targets = population.join(ideal, on=user)
+    both = (
+        targets.join(exposure, on=[*list_keys, item], how="full", coalesce=True)
+        .join(population, on=list_keys, how="semi")
+        .with_columns(pl.col(_E).fill_null(0.0), pl.col(_T).fill_null(0.0))
+    )
+    e, target = pl.col(_E), pl.col(_T)
+    values = both.group_by(list_keys).agg(
+        ((e - target) ** 2).sum().alias("ee_l"),
+        (e**2).sum().alias("ee_d"),
+        (2.0 * e * target).sum().alias("ee_r"),
+    )
+    if per_user:
+        return values.sort(list_keys).collect()
+    means = [pl.col(name).mean() for name in ("ee_l", "ee_d", "ee_r")]
+    counted = pl.len().alias("users")
+    result = (
+        values.group_by(keys).agg(*means, counted).sort(keys)
+        if keys
+        else values.select(*means, counted)
+    )
+    return result.collect()
+
+
+def _discount(position: pl.Expr) -> pl.Expr:
+    """TREC Fair 2022's discount: 1 / log2(max(r, 2)) (ranks 1 and 2 both get 1)."""
+    return 1.0 / pl.max_horizontal(position.cast(pl.Float64), pl.lit(2.0)).log(2)
+
+
+def trec_fair_score(
+    recs: Frame,
+    truth: Frame,
+    items: Frame,
+    *,
+    group: str,
+    weight: str | None = None,
+    target: Frame | None = None,
+    user: str = "user",
+    item: str = "item",
+    rank: str = "rank",
+    by: str | Sequence[str] | None = None,
+    target_len: int = 500,
+    per_user: bool = False,
+) -> pl.DataFrame:
+    """The TREC Fair Ranking 2022 task 1 score, AWRF x nDCG, as its evaluation script computes it.
+
+    With the discount δ(r) = 1 / log2(max(r, 2)) (ranks 1 and 2 both 1)::
+
+        nDCG  = Σ_r δ(r) rel_(r) / Σ_{r=1..min(target_len, R)} δ(r)   binary rel, R relevant
+        d_g   = Σ_r δ(r) w_(r)g / Σ_r δ(r)          over the items of the catalog
+        AWRF  = 1 - JSD(d ‖ t)                     natural logarithm (1 - distance^2)
+        score = AWRF x nDCG
+
+    Parameters
+    ----------
+    recs
+        One row per (query ``user``, item) with an integer ``rank``; at
+        most ``target_len`` per query.
+    truth
+        One row per relevant (user, item).
+    items
+        The catalog: one row per item with the ``group`` column (a label or
+        a list of labels, each 1/m), or a long frame, one row per (item,
+        group), as the track's page alignments.
+    group
+        Column of ``items`` holding each item's group(s).
+    weight
+        Column of the long frame ``items`` with each membership's weight
+        (the alignment; normalised to sum to 1 per item, as the track's
+        alignment rows do, "unknown" included). ``None``: 1/m each.
+    target
+        The target distribution: a frame (``group``, ``target``) or, per
+        query, (``user``, ``group``, ``target``); ``None``: the catalog's
+        group shares. Normalised to sum to 1 (per query).
+    user, item, rank, by
+        Column roles.
+    target_len
+        The ranking length the ideal nDCG assumes (the script's 500).
+    per_user
+        ``True``: one row per (by..., user) with ``ndcg``, ``awrf``,
+        ``score``; ``False``: their means per ``by`` group (the script's
+        run scores).
+
+    Notes
+    -----
+    Matches ``wptrec.metrics.AWRFMetric`` of fair-trec/trec2022-fair-public
+    for one fairness dimension: the attention is the log discount above, not
+    the p^(r - 1) of ``awrf@k``; items missing from ``items`` are left out
+    of the group distribution (the script's unknown pages) but count in
+    nDCG; scipy's ``jensenshannon`` uses the natural logarithm and the
+    script returns 1 - distance squared, i.e. 1 - the divergence. Queries
+    counted: every query with a list (a query with relevant items and no
+    list is not scored, as the script groups by the run's rows). The
+    intersectional targets of the track (several dimensions combined) are
+    one group column of their combinations here.
+
+    References
+    ----------
+    Ekstrand, McDonald, Raj & Johnson, "Overview of the TREC 2022 Fair
+    Ranking Track", TREC 2022; https://github.com/fair-trec/trec2022-fair-public.
+    Sapiezynski, Zeng, Robertson, Mislove & Wilson, "Quantifying the impact
+    of user attention on fair group representation in ranked lists", WWW 2019.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as prm
+    >>> recs = pl.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "c"], "rank": [1, 2, 3]})
+    >>> truth = pl.DataFrame({"user": [1, 1], "item": ["a", "c"]})
+    >>> items = pl.DataFrame({"item": ["a", "b", "c", "d"], "side": ["x", "x", "y", "y"]})
+    >>> prm.trec_fair_score(recs, truth, items, group="side")
+    shape: (1, 4)
+    ┌──────────┬────────┬──────────┬───────┐
+    │ ndcg     ┆ awrf   ┆ score    ┆ users │
+    │ ---      ┆ ---    ┆ ---      ┆ ---   │
+    │ f64      ┆ f64    ┆ f64      ┆ u32   │
+    ╞══════════╪════════╪══════════╪═══════╡
+    │ 0.815465 ┆ 0.9631 ┆ 0.785374 ┆ 1     │
+    └──────────┴────────┴──────────┴───────┘
+    """
+    if isinstance(target_len, bool) or not isinstance(target_len, int) or target_len < 1:
+        raise ValueError(f"target_len must be a positive integer, got {target_len!r}")
+    if not isinstance(per_user, bool):
+        raise TypeError(f"per_user must be True or False, got {per_user!r}")
+    keys = as_list(by)
+    list_keys = [*keys, user]
+    runs, judged, catalog = _lazy(recs, "recs"), _lazy(truth, "truth"), _lazy(items, "items")
+    v.require_columns(
+        runs.collect_schema(),
+        {"user": user, "item": item, "rank": rank, **{f"by[{i}]": b for i, b in enumerate(keys)}},
+        frame="recs",
+    )
+    v.require_columns(judged.collect_schema(), {"user": user, "item": item}, frame="truth")
+    _check_ranks(runs, rank, list_keys)
+    longest = runs.group_by(list_keys).len().select(pl.col("len").max()).collect().item()
+    if longest is not None and longest > target_len:
+        raise ValueError(
+            f"a query has {longest} ranked items, more than target_len={target_len} "
+            "(the script refuses such runs)"
+        )
+    pairs = _memberships(catalog, item, group, weight)
+    # the ranking's positions 1..n (the script discounts by the row's place in the run)
+    ranked = runs.select(*list_keys, item, rank).with_columns(
+        pl.col(rank).rank("ordinal").over(list_keys).alias("__prm_pos")
+    )
+    relevant = judged.select(user, item).unique().with_columns(pl.lit(1.0).alias("__prm_rel"))
+    n_relevant = relevant.group_by(user).agg(pl.len().alias("__prm_r"))
+    gains = ranked.join(relevant, on=[user, item], how="left").with_columns(
+        pl.col("__prm_rel").fill_null(0.0)
+    )
+    ideal = n_relevant.with_columns(
+        pl.int_ranges(1, pl.min_horizontal(pl.col("__prm_r"), pl.lit(target_len)) + 1)
+        .list.eval(_discount(pl.element()))
+        .list.sum()
+        .alias("__prm_idcg")
+    ).select(user, "__prm_idcg")
+    ndcg = (
+        gains.group_by(list_keys)
+        .agg((_discount(pl.col("__prm_pos")) * pl.col("__prm_rel")).sum().alias("__prm_dcg"))
+        .join(ideal, on=user, how="left")
+        .select(*list_keys, (pl.col("__prm_dcg") / pl.col("__prm_idcg")).alias("ndcg"))
+    )
+    known = ranked.join(pairs, on=item, how="inner").with_columns(
+        _discount(pl.col("__prm_pos")).alias(_A)
+    )
+    # the attention over the known items only (the script drops unknown pages' discounts)
+    totals = known.unique([*list_keys, item]).group_by(list_keys).agg(pl.col(_A).sum().alias("__t"))
+    shares = (
+        known.group_by([*list_keys, group])
+        .agg((pl.col(_A) * pl.col(W)).sum().alias("__prm_d"))
+        .join(totals, on=list_keys)
+        .with_columns(pl.col("__prm_d") / pl.col("__t"))
+    )
+    goals = _goal(target, pairs, item, group, user)
+    per_query = _per_query_goal(goals, ranked.select(list_keys).unique(), user)
+    both = per_query.join(shares, on=[*list_keys, group], how="full", coalesce=True).with_columns(
+        pl.col("__prm_d").fill_null(0.0), pl.col(_T).fill_null(0.0)
+    )
+    d, t = pl.col("__prm_d"), pl.col(_T)
+    mid = (d + t) / 2.0
+    half = pl.when(d > 0).then(d * (d / mid).log()).otherwise(0.0) + pl.when(t > 0).then(
+        t * (t / mid).log()
+    ).otherwise(0.0)
+    awrf = both.group_by(list_keys).agg(
+        (1.0 - (0.5 * half.sum()).clip(lower_bound=0.0)).alias("awrf")
+    )
+    scored = (
+        ndcg.join(awrf, on=list_keys, how="left")
+        .with_columns(pl.col("ndcg").fill_null(0.0))
+        .with_columns((pl.col("ndcg") * pl.col("awrf")).alias("score"))
+    )
+    if per_user:
+        return scored.sort(list_keys).collect()
+    means = [pl.col(name).mean() for name in ("ndcg", "awrf", "score")]
+    counted = pl.len().alias("users")
+    result = (
+        scored.group_by(keys).agg(*means, counted).sort(keys)
+        if keys
+        else scored.select(*means, counted)
+    )
+    return result.collect()
+
+
+def _goal(
+    target: Frame | None, pairs: pl.LazyFrame, item: str, group: str, user: str
+) -> pl.LazyFrame:
+    """The target shares (group, _T[, user]), normalised to sum to 1 (per query)."""
+    if target is None:
+        return _targets(pairs, item, group)
+    frame = _lazy(target, "target")
+    schema = frame.collect_schema()
+    v.require_columns(schema, {"group": group, "target": "target"}, frame="target")
+    per_query = user in schema
+    keys = [user] if per_query else []
+    goal = frame.select(*keys, pl.col(group).cast(pl.String), pl.col("target").cast(pl.Float64))
+    bad = goal.filter(pl.col("target").is_null() | (pl.col("target") < 0)).collect()
+    if bad.height:
+        raise ValueError(
+            f"target has {bad.height} row(s) with a null or negative share, e.g. "
+            f"{bad.row(0, named=True)}"
+        )
+    total = pl.col("target").sum().over(keys) if keys else pl.col("target").sum()
+    return goal.select(*keys, group, (pl.col("target") / total).alias(_T))
+
+
+def _per_query_goal(goals: pl.LazyFrame, queries: pl.LazyFrame, user: str) -> pl.LazyFrame:
+    if user in goals.collect_schema():
+        return queries.join(goals, on=user, how="inner")
+    return queries.join(goals, how="cross")

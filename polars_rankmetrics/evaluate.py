@@ -337,6 +337,11 @@ def evaluate(
         a list, whatever the truth; with ``per_user=True`` a metric is null on
         the rows of users it does not count, and a group measure (coverage,
         gini, personalization) shows its group's value on every row.
+    group, group_weight : str or None, default None
+        For the exposure-fairness measures (``awrf``, ``ndkl``): the
+        item-group column of ``items=`` (a label, or a list of labels) and
+        the column of each item's weights in its groups (a list beside the
+        list of groups, normalised per item; ``None``: an equal split).
     propensity : str or None, default None
         For the debiased measures (``ips_*``, ``snips_*``): the column of
         ``items=`` (one propensity per item) or of the truth (one per

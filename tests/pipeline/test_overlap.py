@@ -53,5 +53,5 @@ def test_every_command_module_has_the_two_functions() -> None:
         assert callable(module.add)
         assert callable(module.run)
         names.add(module.__name__.rsplit(".", 1)[1])
-    assert names == {"demo", "evaluate", "kaggle", "trec", "compare", "gate"}
+    assert names == {"demo", "evaluate", "kaggle", "trec", "compare", "fuse", "gate"}
     assert set(cli.build_parser()._subparsers._group_actions[0].choices) == names  # type: ignore[union-attr]

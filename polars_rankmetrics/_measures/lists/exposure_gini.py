@@ -2,7 +2,9 @@
 
     exposure_gini(p=0.5)@k = Σ_{j=1..n} (2j - n - 1) x_(j) / (n Σ x)
 
-as ``gini@k`` (:mod:`.gini`), with x_i the attention the lists give item i
+Notes
+-----
+As ``gini@k`` (:mod:`.gini`), with x_i the attention the lists give item i
 rather than their number: x_i = Σ over the lists holding i within k of
 p^(r - 1) at its rank r (RBP patience p, Moffat & Zobel 2008), 0 for a
 catalog item never shown, sorted ascending; n the catalog size
@@ -11,9 +13,12 @@ one, so a model that shows the long tail only at the bottom of its lists
 is more concentrated here than in ``gini@k``. Null when nothing is shown;
 one value per ``by`` group. On Spark each bucket emits its items' x_i, Spark
 adds them, and the driver sorts them and finishes the same formula.
-References: Fleder & Hosanagar, Management Science 2009 (Gini of
-exposure); Singh & Joachims, "Fairness of exposure in rankings", KDD 2018
-(position-based exposure).
+
+References
+----------
+Fleder & Hosanagar, Management Science 2009 (Gini of exposure); Singh &
+Joachims, "Fairness of exposure in rankings", KDD 2018 (position-based
+exposure).
 """
 
 from __future__ import annotations

@@ -6,14 +6,14 @@ t_g is each group's share of the catalog, Σ_i w_ig / n over its n items.
 
     awrf(p=0.5)@k = 1 - JS(d ‖ t),  d_g = Σ_{r<=k} p^(r-1) w_(r)g / Σ_{r<=k} p^(r-1)
 
+Notes
+-----
 The attention at rank r is p^(r - 1) (RBP patience p, Moffat & Zobel 2008);
 an item of several groups splits its attention. JS is the Jensen-Shannon
 *distance* with base-2 logarithms (the square root of the divergence, in
 [0, 1]), so AWRF is in [0, 1], 1 when the list's attention is spread as the
-catalog is. Attention-weighted rank fairness: Sapiezynski et al., "Quantifying
-the impact of user attention on fair group representation in ranked lists",
-WWW 2019 Companion; the Jensen-Shannon form is TREC Fair Ranking 2022's
-(whose script uses another attention model: :func:`~polars_rankmetrics.trec_fair_score`).
+catalog is. The Jensen-Shannon form is TREC Fair Ranking 2022's (whose
+script uses another attention model: :func:`~polars_rankmetrics.trec_fair_score`).
 
     ndkl@k = (1 / Z) Σ_{i=1..k_u} KL(D_i ‖ t) / log2(i + 1),  Z = Σ_{i=1..k_u} 1 / log2(i + 1)
 
@@ -21,9 +21,7 @@ D_i: the group shares of the list's top i items (each item 1, split over its
 groups), natural logarithm, k_u the list's length within k. A group the top
 i lacks adds 0 (0 ln 0 = 0); every group shown has t_g > 0 (its items are in
 the catalog), so no smoothing is needed and NDKL is finite, 0 when every
-prefix has the catalog's shares. Reference: Geyik, Ambler & Kenthapadi,
-"Fairness-aware ranking in search & recommendation systems with application
-to LinkedIn talent search", KDD 2019.
+prefix has the catalog's shares.
 
 Only the groups of the list are visited: with the groups it lacks adding
 t_g to the divergence's half-sum, JS^2 = (1/2) Σ_{g in list} [d log2(2d /
@@ -31,6 +29,14 @@ t_g to the divergence's half-sum, JS^2 = (1/2) Σ_{g in list} [d log2(2d /
 below 1e-15 (rounding: the catalog's shares sum to 1 within a few ulps)
 counts as 0, since the square root magnifies it (1e-17 -> 3e-9): a list
 spread exactly as the catalog gets AWRF 1 on every surface.
+
+References
+----------
+Sapiezynski et al., "Quantifying the impact of user attention on fair group
+representation in ranked lists", WWW 2019 Companion (AWRF); Geyik, Ambler &
+Kenthapadi, "Fairness-aware ranking in search & recommendation systems with
+application to LinkedIn talent search", KDD 2019 (NDKL); Moffat & Zobel, TOIS
+2008 (the patience p).
 """
 
 from __future__ import annotations

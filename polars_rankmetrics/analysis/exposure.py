@@ -450,16 +450,7 @@ def expected_exposure(
         (e**2).sum().alias("ee_d"),
         (2.0 * e * target).sum().alias("ee_r"),
     )
-    if per_user:
-        return values.sort(list_keys).collect()
-    means = [pl.col(name).mean() for name in ("ee_l", "ee_d", "ee_r")]
-    counted = pl.len().alias("users")
-    result = (
-        values.group_by(keys).agg(*means, counted).sort(keys)
-        if keys
-        else values.select(*means, counted)
-    )
-    return result.collect()
+    return _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
 
 
 def _discount(position: pl.Expr) -> pl.Expr:
@@ -629,16 +620,7 @@ def trec_fair_score(
         .with_columns(pl.col("ndcg").fill_null(0.0))
         .with_columns((pl.col("ndcg") * pl.col("awrf")).alias("score"))
     )
-    if per_user:
-        return scored.sort(list_keys).collect()
-    means = [pl.col(name).mean() for name in ("ndcg", "awrf", "score")]
-    counted = pl.len().alias("users")
-    result = (
-        scored.group_by(keys).agg(*means, counted).sort(keys)
-        if keys
-        else scored.select(*means, counted)
-    )
-    return result.collect()
+    return _per_user_or_means(scored, ("ndcg", "awrf", "score"), keys, list_keys, per_user=per_user)
 
 
 def _goal(
@@ -667,3 +649,24 @@ def _per_query_goal(goals: pl.LazyFrame, queries: pl.LazyFrame, user: str) -> pl
     if user in goals.collect_schema():
         return queries.join(goals, on=user, how="inner")
     return queries.join(goals, how="cross")
+
+
+def _per_user_or_means(
+    values: pl.LazyFrame,
+    columns: tuple[str, ...],
+    keys: list[str],
+    list_keys: list[str],
+    *,
+    per_user: bool,
+) -> pl.DataFrame:
+    """The per-user rows (sorted), or each column's mean per ``keys`` group with ``users``."""
+    if per_user:
+        return values.sort(list_keys).collect()
+    means = [pl.col(name).mean() for name in columns]
+    counted = pl.len().alias("users")
+    result = (
+        values.group_by(keys).agg(*means, counted).sort(keys)
+        if keys
+        else values.select(*means, counted)
+    )
+    return result.collect()

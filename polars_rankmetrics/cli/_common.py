@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
-from polars_rankmetrics._pipeline.options import DEFAULTS, EvaluateOptions
+from polars_rankmetrics._pipeline.options import DEFAULTS, EvaluateOptions, ListInputs, names
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
 
@@ -460,6 +460,44 @@ def show(frame: pl.DataFrame, output_format: str) -> str:
 
 
 # ---------------------------------------------------------------- API parameters as options
+
+
+# the inputs of the measures beside the lists and the truth (ListInputs), as options
+_LIST_INPUTS: dict[str, dict[str, str]] = {
+    "interactions": {
+        "metavar": "PATH",
+        "help": "training interactions (user, item): novelty, arp, long_tail, calibration, "
+        "ips_*/snips_* propensities",
+    },
+    "items": {
+        "metavar": "PATH",
+        "help": "item catalog (item[, category, group, propensity]): coverage, gini, ild, "
+        "awrf, ndkl",
+    },
+    "category": {"help": "category column of --items: ild, calibration"},
+    "propensity": {
+        "help": "propensity column of --items or of the truth: ips_*/snips_* "
+        "(default: estimated from --interactions)"
+    },
+    "group": {"help": "item-group column of --items: awrf, ndkl, exposure_gini"},
+    "group_weight": {"help": "weights column of --group (a list beside the list of groups)"},
+}
+
+
+def add_list_inputs(parser: argparse.ArgumentParser) -> None:
+    """The ``--interactions``, ``--items``, ... options: one per list input of ``evaluate``."""
+    lists = parser.add_argument_group("inputs of the measures beside the lists and the truth")
+    for name in names(ListInputs):
+        spec = _LIST_INPUTS[name]
+        lists.add_argument(
+            "--" + name.replace("_", "-"), metavar=spec.get("metavar"), help=spec["help"]
+        )
+
+
+def list_inputs(args: argparse.Namespace, interactions: Any, items: Any) -> dict[str, Any]:
+    """The list inputs as ``evaluate`` takes them: the frames read, the column names given."""
+    given = {name: getattr(args, name) for name in names(ListInputs)}
+    return {**given, "interactions": interactions, "items": items}
 
 
 def add_api_options(

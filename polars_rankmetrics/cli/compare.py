@@ -35,9 +35,11 @@ from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.analysis.report import report
 from polars_rankmetrics.cli._common import (
     add_api_options,
+    add_list_inputs,
     api_options,
     check_input,
     check_output,
+    list_inputs,
     read_frame,
     read_inputs,
     unify_ids,
@@ -96,21 +98,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
     command.add_argument("--score", help="derive ranks from this score column")
     command.add_argument("--relevance", help="graded relevance column of the truth")
-    lists = command.add_argument_group("inputs of the beyond-accuracy measures")
-    lists.add_argument(
-        "--interactions",
-        metavar="PATH",
-        help="training interactions (user, item): novelty, arp, long_tail, calibration",
-    )
-    lists.add_argument("--items", metavar="PATH", help="item catalog (item[, category]): ild")
-    lists.add_argument("--category", help="category column of --items: ild, calibration")
-    lists.add_argument(
-        "--propensity",
-        help="propensity column of --items or of the truth: ips_*/snips_* "
-        "(default: estimated from --interactions)",
-    )
-    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
-    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
+    add_list_inputs(command)
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     command.add_argument(
         "--format",
@@ -216,9 +204,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare(
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category, group=args.group,
-            group_weight=args.group_weight,
-            propensity=args.propensity,
+            **list_inputs(args, interactions, items),
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -237,9 +223,7 @@ def run(args: argparse.Namespace) -> int:
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
-            interactions=interactions, items=items, category=args.category, group=args.group,
-            group_weight=args.group_weight,
-            propensity=args.propensity,
+            **list_inputs(args, interactions, items),
         )  # fmt: skip
     if output is not None:
         write_frame(result, output, option="--output")

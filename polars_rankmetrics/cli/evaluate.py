@@ -17,8 +17,10 @@ from polars_rankmetrics._pipeline.aggregate import per_user_values
 from polars_rankmetrics.cli._common import (
     DISPLAY_FORMATS,
     add_api_options,
+    add_list_inputs,
     api_options,
     check_output,
+    list_inputs,
     progress,
     read_inputs,
     show,
@@ -64,23 +66,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--item", default="item", help="item column (default: item)")
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
     command.add_argument("--score", help="derive ranks from this score column")
-    lists = command.add_argument_group("inputs of the beyond-accuracy measures")
-    lists.add_argument(
-        "--interactions",
-        metavar="PATH",
-        help="training interactions (user, item): novelty, arp, long_tail, calibration",
-    )
-    lists.add_argument(
-        "--items", metavar="PATH", help="item catalog (item[, category]): coverage, gini, ild"
-    )
-    lists.add_argument("--category", help="category column of --items: ild, calibration")
-    lists.add_argument(
-        "--propensity",
-        help="propensity column of --items or of the truth: ips_*/snips_* "
-        "(default: estimated from --interactions)",
-    )
-    lists.add_argument("--group", help="item-group column of --items: awrf, ndkl")
-    lists.add_argument("--group-weight", help="weights column of --group (lists; parquet)")
+    add_list_inputs(command)
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
     output = command.add_argument_group("output")
@@ -152,12 +138,7 @@ def run(args: argparse.Namespace) -> int:
         "score": args.score,
         "relevance": args.relevance,
         "by": args.by or None,
-        "interactions": interactions,
-        "items": items,
-        "category": args.category,
-        "propensity": args.propensity,
-        "group": args.group,
-        "group_weight": args.group_weight,
+        **list_inputs(args, interactions, items),
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

@@ -248,10 +248,8 @@ def _compare_refuses(measure: Measure, conv: Mapping[str, Any]) -> bool:
 
 
 def _curves_refuses(measure: Measure, conv: Mapping[str, Any]) -> bool:
-    # documented: curves draws no tie-averaged curve yet (the tie shares vary with k), and
-    # no measure that declares no curve step (the debiased ones: docs/debiased.md)
-    drawn = measure.curve is not None or measure.lists is not None
-    return measure.cutoff == "none" or conv.get("ties") == "average" or not drawn
+    # documented: curves draws no tie-averaged curve yet (the tie shares vary with k)
+    return measure.cutoff == "none" or conv.get("ties") == "average"
 
 
 def _never(measure: Measure, conv: Mapping[str, Any]) -> bool:

@@ -38,6 +38,15 @@ list, for windows down the list: ``expr.cum_prod().over(CURVE_LIST)``) and
 ``"ideal"``
     The user's ideal list: its positive-grade truth items by gain descending,
     the position being the place in that list (its :data:`GRADE`).
+``"truth"``
+    Every positive-grade truth row of the user (:data:`GRADE`,
+    :data:`RELEVANT`), all at position 1: a state over it is a per-user
+    constant from k = 1 on (the SNIPS normaliser, a sum over the user's
+    relevant items).
+
+When a measure reads the ``"propensity"`` input, the ``"hits"`` and
+``"truth"`` rows also carry its :data:`PROPENSITY` and
+:data:`POPULARITY_SHARE` columns (joined as ``evaluate`` joins them).
 
 Before its first row a user's states are 0 (a maximum's terms are >= 0).
 """
@@ -56,8 +65,8 @@ __all__ = ["CURVE_LIST", "CURVE_TABLES", "CurveState", "CurveStep", "CurveTable"
 
 CURVE_LIST = f"{PREFIX}curve_list"  # an integer per list (by..., user) of a curve table
 
-CurveTable = Literal["hits", "judgements", "list", "ideal"]
-CURVE_TABLES: tuple[CurveTable, ...] = ("hits", "judgements", "list", "ideal")
+CurveTable = Literal["hits", "judgements", "list", "ideal", "truth"]
+CURVE_TABLES: tuple[CurveTable, ...] = ("hits", "judgements", "list", "ideal", "truth")
 
 
 @dataclass(frozen=True)

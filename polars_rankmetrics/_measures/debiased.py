@@ -67,12 +67,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._measures._curve import CURVE_LIST, CurveState, CurveStep
 from polars_rankmetrics._measures._registry import (
     GRADE,
+    HIT_INDEX,
     N_RELEVANT,
     POPULARITY_SHARE,
     PREFIX,
@@ -257,6 +260,111 @@ def _ap(*, normalised: bool) -> Finals:
     return finals
 
 
+# ---------------------------------------------------------------- the curve steps
+# (prm.curves: the same sums as the partials above, as running states down the list)
+
+CurveOf = Callable[[Context], CurveStep]
+
+
+def _relevant_weight(ctx: Context) -> pl.Expr:
+    return pl.when(pl.col(RELEVANT)).then(weight(ctx)).otherwise(0.0)
+
+
+def _states(ctx: Context, *states: CurveState, normalised: bool) -> tuple[CurveState, ...]:
+    """The measure's states, and W_u's over the user's relevant truth for SNIPS."""
+    if not normalised:
+        return states
+    return (*states, CurveState(_norm(ctx), "truth", _relevant_weight(ctx)))
+
+
+def _hits_curve(
+    value: Callable[[pl.Expr], pl.Expr], *, divided: bool = False
+) -> Callable[..., CurveOf]:
+    def curve_of(*, normalised: bool) -> CurveOf:
+        def curve(ctx: Context) -> CurveStep:
+            state = CurveState(ctx.name("ips_hits"), "hits", _relevant_weight(ctx))
+            hits = pl.col(ctx.name("ips_hits")) * _scale(ctx, normalised=normalised)
+            return CurveStep(
+                _states(ctx, state, normalised=normalised),
+                lambda _k: _defined(value(hits)),
+                divisor=(lambda k: k) if divided else None,
+            )
+
+        return curve
+
+    return curve_of
+
+
+def _hit_rate_curve(*, normalised: bool) -> CurveOf:
+    def curve(ctx: Context) -> CurveStep:
+        first = pl.when(pl.col(RELEVANT) & (pl.col(HIT_INDEX) == 1)).then(weight(ctx))
+        state = CurveState(ctx.name("ips_first"), "hits", first.otherwise(0.0))
+        value = pl.col(ctx.name("ips_first")) * _scale(ctx, normalised=normalised)
+        return CurveStep(_states(ctx, state, normalised=normalised), lambda _k: _defined(value))
+
+    return curve
+
+
+def _dcg_state(
+    ctx: Context, name: str, table: Literal["hits", "ideal"], *, weighted: bool
+) -> CurveState:
+    gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
+    term = gain / formula.discount(pl.col(ctx.rank))
+    return CurveState(ctx.name(name), table, weight(ctx) * term if weighted else term)
+
+
+def _dcg_curve(*, normalised: bool) -> CurveOf:
+    def curve(ctx: Context) -> CurveStep:
+        state = _dcg_state(ctx, "ips_dcg", "hits", weighted=True)
+        value = pl.col(ctx.name("ips_dcg")) * _scale(ctx, normalised=normalised)
+        return CurveStep(_states(ctx, state, normalised=normalised), lambda _k: {"": value})
+
+    return curve
+
+
+def _ndcg_curve(*, normalised: bool) -> CurveOf:
+    def curve(ctx: Context) -> CurveStep:
+        # the ideal DCG at k: the plain running sum down the user's ideal list, as ndcg's
+        dcg = _dcg_state(ctx, "ips_dcg", "hits", weighted=True)
+        ideal = _dcg_state(ctx, "idcg", "ideal", weighted=False)
+        value = pl.col(ctx.name("ips_dcg")) * _scale(ctx, normalised=normalised)
+        ratio = formula.ndcg(value, pl.col(ctx.name("idcg")))
+        return CurveStep(_states(ctx, dcg, ideal, normalised=normalised), lambda _k: {"": ratio})
+
+    return curve
+
+
+def _ap_curve(*, normalised: bool) -> CurveOf:
+    def curve(ctx: Context) -> CurveStep:
+        w = _relevant_weight(ctx)
+        above = w.cum_sum().over(CURVE_LIST) - w  # the relevant hits' weights above this row
+        position = pl.col(ctx.rank).cast(pl.Float64)
+        states = _states(
+            ctx,
+            CurveState(ctx.name("hits"), "hits", pl.col(RELEVANT).cast(pl.Float64)),
+            CurveState(ctx.name("ips_ap_self"), "hits", w / position),
+            CurveState(ctx.name("ips_ap_pairs"), "hits", w * above / position),
+            normalised=normalised,
+        )
+        scale = _scale(ctx, normalised=normalised)
+        precision_sum = scale * pl.col(ctx.name("ips_ap_self")) + scale * scale * pl.col(
+            ctx.name("ips_ap_pairs")
+        )
+        hits, n_relevant = pl.col(ctx.name("hits")), pl.col(N_RELEVANT)
+        denominator = ctx.conventions.denominator
+        if denominator == "k":
+            return CurveStep(states, lambda _k: _defined(precision_sum), divisor=lambda k: k)
+
+        def value(k: pl.Expr) -> Mapping[str, pl.Expr]:
+            return _defined(
+                formula.average_precision(precision_sum, hits, n_relevant, k, denominator)
+            )
+
+        return CurveStep(states, value, horizon=n_relevant if denominator == "min_k" else None)
+
+    return curve
+
+
 # ---------------------------------------------------------------- the registry
 
 
@@ -267,24 +375,37 @@ class _Plain:
     doc: str
     partials: Callable[[Context], list[Partial]]
     finals: Callable[..., Finals]
+    curve: Callable[..., CurveOf]
     cutoff: Cutoff = "optional"
     reads: tuple[Input, ...] = ()
 
 
 _PLAIN = {
-    "recall": _Plain("recall@k = hits@k / m_u", _ips_hits, _recall),
-    "precision": _Plain("precision@k = hits@k / k", _ips_hits, _precision, cutoff="required"),
-    "hit_rate": _Plain("hit_rate@k: the best-ranked relevant hit's weight", _ips_first, _hit_rate),
+    "recall": _Plain(
+        "recall@k = hits@k / m_u", _ips_hits, _recall,
+        _hits_curve(lambda hits: formula.recall(hits, pl.col(N_RELEVANT))),
+    ),
+    "precision": _Plain(
+        "precision@k = hits@k / k", _ips_hits, _precision,
+        _hits_curve(lambda hits: hits, divided=True), cutoff="required",
+    ),
+    "hit_rate": _Plain(
+        "hit_rate@k: the best-ranked relevant hit's weight", _ips_first, _hit_rate,
+        _hit_rate_curve,
+    ),
     "dcg": _Plain(
-        "DCG@k = sum w_i gain(g_i) / log2(i + 1)", _ips_dcg, _dcg, reads=("grades", "gain")
+        "DCG@k = sum w_i gain(g_i) / log2(i + 1)", _ips_dcg, _dcg, _dcg_curve,
+        reads=("grades", "gain"),
     ),
     "ndcg": _Plain(
-        "NDCG@k = weighted DCG@k / IDCG@k", _ips_dcg, _ndcg, reads=("grades", "gain", "ideal")
+        "NDCG@k = weighted DCG@k / IDCG@k", _ips_dcg, _ndcg, _ndcg_curve,
+        reads=("grades", "gain", "ideal"),
     ),
     "map": _Plain(
-        "AP@k = sum w_i (1 + sum_{j above i} w_j) / i over relevant i <= k, / D", _ips_ap, _ap
+        "AP@k = sum w_i (1 + sum_{j above i} w_j) / i over relevant i <= k, / D", _ips_ap, _ap,
+        _ap_curve,
     ),
-}
+}  # fmt: skip
 
 _WEIGHTS = {
     "ips": "each relevant hit weighted by w_i = 1 / max(p_i, clip)",
@@ -307,6 +428,7 @@ def _register() -> list[Measure]:
                 hit_partials=plain.partials,
                 truth_partials=_truth_partials if normalised else _no_partials,
                 finals=plain.finals(normalised=normalised),
+                curve=plain.curve(normalised=normalised),
                 doc=f"{family}_{plain.doc}; {weights}",
             )
             measures.append(register(measure))

@@ -51,6 +51,7 @@ from polars_rankmetrics._measures._registry import (
     Measure,
     part_column,
 )
+from polars_rankmetrics._pipeline.inputs import ListInputs as _ListInputs
 from polars_rankmetrics._pipeline.inputs import RecsSpec
 from polars_rankmetrics._pipeline.options import (
     EvaluateOptions,
@@ -60,6 +61,7 @@ from polars_rankmetrics._pipeline.options import (
     names,
     read,
 )
+from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import (
@@ -391,7 +393,8 @@ def _curves(
         frame, truth, requested, user=user, item=item, rank=roles["rank"],
         score=roles["score"], relevance=roles["relevance"], by=by or None,
         interactions=roles["interactions"], items=roles["items"], category=roles["category"],
-        group=roles["group"], group_weight=roles["group_weight"], conventions=conv,
+        group=roles["group"], group_weight=roles["group_weight"],
+        propensity=roles["propensity"], conventions=conv,
     ).lazy()  # fmt: skip
     in_memory = isinstance(recs, pl.DataFrame)
     ranked = _ranked_lists(
@@ -405,9 +408,11 @@ def _curves(
     )
     pieces: dict[str, pl.LazyFrame] = {}
     if stepped:
+        weighted = [label for label, m in stepped if "propensity" in m.inputs]
         tables = _Tables(
             ranked, truth, population, by=by, user=user, item=item,
             relevance=roles["relevance"], conv=conv, top=top, hold=in_memory,
+            propensity=_propensity_inputs(roles) if weighted else None, weighted=weighted,
         )  # fmt: skip
         for label, measure in stepped:
             pieces[label] = _curve(
@@ -474,6 +479,8 @@ class _Tables:
         conv: Conventions,
         top: int,
         hold: bool,
+        propensity: _ListInputs | None = None,
+        weighted: Sequence[str] = (),
     ) -> None:
         self.keys = [*by, user]
         self.top, self.conv, self.hold = top, conv, hold
@@ -512,9 +519,23 @@ class _Tables:
             how="inner",
         )
         self._built: dict[CurveTable, pl.LazyFrame] = {}
+        # the debiased measures' propensities, joined to the hits and the truth rows as
+        # evaluate joins them (checked there: per_user_parts ran first with the same inputs)
+        self.propensities: pl.LazyFrame | None = None
+        if propensity is not None:
+            self.propensities, _checks = item_propensities(
+                propensity, truth=truth_lf, truth_keys=self.truth_keys, relevance=relevance,
+                item=item, labels=list(weighted),
+            )  # fmt: skip
 
     def _keep(self, frame: pl.LazyFrame) -> pl.LazyFrame:
         return frame.collect().lazy() if self.hold else frame.cache()
+
+    def _weighted(self, rows: pl.LazyFrame) -> pl.LazyFrame:
+        """``rows`` with each item's propensity columns, when a measure reads them."""
+        if self.propensities is None:
+            return rows
+        return rows.join(self.propensities, on=join_keys(self.propensities), how="left")
 
     def __getitem__(self, name: CurveTable) -> pl.LazyFrame:
         if name not in self._built:
@@ -543,8 +564,15 @@ class _Tables:
                 pl.col(RELEVANT).fill_null(value=False)
             )
             return joined.sort(order)
+        if name == "truth":
+            # the user's relevant truth, all at position 1: per-user constants from k = 1 on
+            users = self.users.select(*self.keys, CURVE_LIST, N_RELEVANT)
+            rows = users.join(self.truth.filter(pl.col(GRADE) > 0), on=self.truth_keys)
+            return self._weighted(rows.with_columns(pl.lit(1, pl.Int64).alias(POS))).sort(order)
         if name == "hits":
-            hits = self.ranked.join(self.truth.filter(pl.col(GRADE) > 0), on=on, how="inner")
+            hits = self._weighted(
+                self.ranked.join(self.truth.filter(pl.col(GRADE) > 0), on=on, how="inner")
+            )
             largest = self.truth.select(
                 pl.col(GRADE).filter(pl.col(GRADE) > 0).max().alias(MAX_GRADE)
             )
@@ -845,3 +873,13 @@ def _t_quantile(n: pl.Expr, ci: float) -> pl.Expr:
         return pl.Series(np.where(values >= 2, quantile, math.nan)).fill_nan(None)
 
     return n.map_batches(quantiles, return_dtype=pl.Float64)
+
+
+def _propensity_inputs(roles: dict[str, Any]) -> _ListInputs:
+    """The inputs the propensity table reads: ``propensity=``, ``items=``, ``interactions=``."""
+    return _ListInputs(
+        interactions=roles["interactions"],
+        items=roles["items"],
+        category=roles["category"],
+        propensity=roles["propensity"],
+    )

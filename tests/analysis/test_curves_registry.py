@@ -25,19 +25,14 @@ HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
 # equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
-CUTOFF = [
-    m
-    for m in all_measures()
-    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is not None
-]
+CUTOFF = [m for m in all_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
 LISTS = [m.name for m in all_measures() if "beyond_accuracy" in m.inputs]
+# the training history the debiased measures estimate their propensities from (items of
+# several popularities, one never seen: its weight is the clip's)
+HISTORY = pl.DataFrame(
+    {"user": [1, 1, 2, 3, 3, 3, 7, 8], "item": ["a", "b", "a", "a", "c", "e", "a", "b"]}
+)
 NO_CUTOFF = [m.name for m in all_measures() if m.cutoff == "none"]
-# measures with a cutoff that declare no curve step (the debiased ones, docs/debiased.md)
-NO_STEP = [
-    m.name
-    for m in all_measures()
-    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is None
-]
 # each measure by its name (the parameters' defaults), and parameters written out
 LABELS = [m.name for m in CUTOFF] + ["rbp(p=0.9)", "err(max_grade=4)", "fbeta(beta=2)"]
 CONVENTIONS = {
@@ -114,9 +109,7 @@ def _assert_equal(
 
 def test_every_measure_with_a_cutoff_is_covered() -> None:
     names = {label.split("(")[0] for label in LABELS}
-    assert {m.name for m in all_measures() if m.cutoff != "none"} == names | set(LISTS) | set(
-        NO_STEP
-    )
+    assert {m.name for m in all_measures() if m.cutoff != "none"} == names | set(LISTS)
     # the ones curves turned away before its hooks
     assert {"err", "rbp", "judged", "gm_map", "fbeta", "n_relevant_retrieved"} <= names
 
@@ -130,7 +123,9 @@ def test_equal_to_evaluate_at_every_k(
     longest = recs.group_by("model", "user").len().get_column("len").max()
     assert isinstance(longest, int)
     ks = [*range(1, longest + 3), HUGE]
-    common: dict[str, Any] = {"by": "model", "score": "score", "relevance": "rel", **options}
+    common: dict[str, Any] = {
+        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY, **options
+    }  # fmt: skip
     result = prm.curves(recs, truth, [label], k=ks, **common)
     assert result.columns == ["model", "metric", "k", "value"]
     _assert_equal(result, _expected(recs, truth, label, ks, **common), label)
@@ -139,7 +134,9 @@ def test_equal_to_evaluate_at_every_k(
 def test_every_measure_in_one_call_with_intervals(data: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     recs, truth = data
     ks = [1, 2, 3, 7]
-    common: dict[str, Any] = {"by": "model", "score": "score", "relevance": "rel"}
+    common: dict[str, Any] = {
+        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY
+    }  # fmt: skip
     result = prm.curves(recs, truth, LABELS, k=ks, ci=0.9, **common)
     assert result.get_column("metric").unique(maintain_order=True).to_list() == LABELS
     for label in LABELS:
@@ -170,11 +167,11 @@ def test_bit_for_bit_where_the_per_user_values_agree() -> None:
 def test_a_huge_k_costs_what_evaluate_costs() -> None:
     recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
     truth = pl.DataFrame({"user": [1, 2], "item": ["b", "a"]})
-    result = prm.curves(recs, truth, LABELS, k=[HUGE])
+    result = prm.curves(recs, truth, LABELS, k=[HUGE], interactions=HISTORY)
     assert result.height == len(LABELS)
     assert result.get_column("k").to_list() == [HUGE] * len(LABELS)
     for label in LABELS:
-        want = prm.evaluate(recs, truth, [f"{label}@{HUGE}"]).item()
+        want = prm.evaluate(recs, truth, [f"{label}@{HUGE}"], interactions=HISTORY).item()
         got = result.filter(pl.col("metric") == label).get_column("value").item()
         if want is None:  # undefined here (fallout without a judged non-relevant item)
             assert got is None, label
@@ -299,12 +296,3 @@ def test_equal_to_evaluate_on_random_inputs(case: tuple) -> None:
         wide = prm.evaluate(recs, truth, [f"{label}@{k}" for k in ks], **common)
         expected = {("all", k): wide.item(0, f"{label}@{k}") for k in ks}
         _assert_equal(result, expected, label)
-
-
-@pytest.mark.parametrize("name", NO_STEP)
-def test_a_measure_without_a_step_is_refused_by_name(
-    name: str, data: tuple[pl.DataFrame, pl.DataFrame]
-) -> None:
-    recs, truth = data
-    with pytest.raises(ValueError, match=rf"{name}.*declares no curve step"):
-        prm.curves(recs, truth, [name], k=[1, 2], by="model", score="score")

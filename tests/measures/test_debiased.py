@@ -438,9 +438,18 @@ def test_refusals_name_what_is_wrong() -> None:
         prm.evaluate(RECS, TRUTH, "ips_dcg@3", items=ITEMS, propensity="p", ties="average")
 
 
-def test_curves_refuses_them_by_name() -> None:
-    with pytest.raises(ValueError, match=r"ips_ndcg.*declares no curve step"):
-        prm.curves(RECS, TRUTH, ["ips_ndcg"], k=[1, 2], items=ITEMS, propensity="p")
+@pytest.mark.parametrize("denominator", ["min_k", "relevant", "k"])
+def test_curves_equal_evaluate_at_every_k(denominator: str) -> None:
+    # the curve steps (running weighted sums, W_u over the user's whole relevant truth)
+    # against evaluate's partials, at cutoffs inside and past the lists
+    labels = [f"{family}_{base}" for family in ("ips", "snips") for base in BASES]
+    ks = [1, 2, 3, 5, 50]
+    options: dict[str, Any] = {"items": ITEMS, "propensity": "p", "denominator": denominator}
+    curves = prm.curves(RECS, TRUTH, labels, k=ks, **options)
+    wide = prm.evaluate(RECS, TRUTH, [f"{label}@{k}" for label in labels for k in ks], **options)
+    for row in curves.iter_rows(named=True):
+        want = wide.item(0, f"{row['metric']}@{row['k']}")
+        assert row["value"] == pytest.approx(want, abs=1e-12), (row["metric"], row["k"])
 
 
 def test_inputs_are_not_mutated_and_lazy_agrees() -> None:

@@ -27,6 +27,7 @@ from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_spec, metric_specs
 from polars_rankmetrics._pipeline.plan import guard_evaluation, plan_call
 from polars_rankmetrics.conventions import (
+    Conventions,
     Ideal,
     NonpositiveScores,
     Preset,
@@ -414,5 +415,15 @@ def evaluate(
     else:
         result = aggregate_lf(parts, specs, as_list(given["by"]))
     return guard_evaluation(
-        recs, truth, result, checks, hit_users, user=given["user"], item=given["item"]
-    )
+        recs, truth, result, checks, hit_users, user=given["user"], item=given["item"],
+        relevance=given["relevance"], level=_relevance_level(given), by=as_list(given["by"]),
+    )  # fmt: skip
+
+
+def _relevance_level(given: EvaluateOptions) -> float | None:
+    """The relevance level given, by keyword or in a ``Conventions`` object."""
+    level = given.get("relevance_level")
+    conventions = given.get("conventions")
+    if level is None and isinstance(conventions, Conventions):
+        return conventions.relevance_level
+    return level

@@ -70,6 +70,7 @@ from polars_rankmetrics._pipeline.rank_cut import (
     ranked_cut,
     retrieved_recs,
 )
+from polars_rankmetrics._pipeline.sampled_probe import warn_if_sampled
 from polars_rankmetrics._pipeline.truth import grade_levels
 from polars_rankmetrics.conventions import Conventions, resolve
 
@@ -455,6 +456,9 @@ def guard_evaluation(
     *,
     user: str,
     item: str,
+    relevance: str | None = None,
+    level: float | None = None,
+    by: Sequence[str] = (),
 ) -> FrameT:
     """``evaluate``'s result guarded by its data checks, then the id-overlap warning.
 
@@ -471,4 +475,9 @@ def guard_evaluation(
     ):
         # after the data checks passed; a lazy query is not run early (see check_overlap)
         warn_if_disjoint_frames(recs, truth, user=user, item=item)
+    if isinstance(recs, pl.DataFrame) and isinstance(truth, pl.DataFrame):
+        warn_if_sampled(
+            recs, truth, user=user, item=item, relevance=relevance, level=level, by=by,
+            stacklevel=3,
+        )  # fmt: skip
     return evaluated

@@ -47,6 +47,7 @@ from scipy import optimize, stats
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._measures._catalog import reads_truth
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
+from polars_rankmetrics._pipeline.sampled_probe import SampledMetricsWarning
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics.analysis._stats import FloatArray
 from polars_rankmetrics.evaluate import evaluate, parse_metric
@@ -61,16 +62,6 @@ _FOUND = "__prm_sampled_found"
 _ALL = "__prm_sampled_recall"
 _LENGTH = "__prm_sampled_length"
 _BLOCK = 4096  # full ranks per block of the Gram matrix
-
-
-class SampledMetricsWarning(UserWarning):
-    """Metrics read on sampled lists without a correction.
-
-    Uncorrected sampled metrics are not consistent with the full-ranking
-    ones: they can order two systems the wrong way round (Krichene & Rendle,
-    KDD 2020). Silence it with ``warnings.simplefilter("ignore",
-    prm.SampledMetricsWarning)``.
-    """
 
 
 def sampled_metrics(
@@ -206,13 +197,16 @@ def sampled_metrics(
     keys = [*by, user]
     # the engine gives the sampled rank (mean_rank of one relevant item is its position), the
     # relevant items found (must be 1) and all of them (recall 1 with one found: exactly one)
-    per = evaluate(
-        eager,
-        truth,
-        ["mean_rank", "n_relevant_retrieved", "recall", *labels],
-        per_user=True,
-        **options,
-    ).rename({"mean_rank": _RANK, "n_relevant_retrieved": _FOUND, "recall": _ALL})
+    with warnings.catch_warnings():
+        # these lists are sampled by contract: the warning evaluate gives on them is ours
+        warnings.simplefilter("ignore", SampledMetricsWarning)
+        per = evaluate(
+            eager,
+            truth,
+            ["mean_rank", "n_relevant_retrieved", "recall", *labels],
+            per_user=True,
+            **options,
+        ).rename({"mean_rank": _RANK, "n_relevant_retrieved": _FOUND, "recall": _ALL})
     lengths = eager.group_by(keys).agg(pl.col(item).n_unique().alias(_LENGTH))
     per = per.join(lengths, on=keys, how="left", nulls_equal=True)
     _check_one_relevant(per, keys, n_items)
@@ -383,7 +377,10 @@ def _full_rank_values(label: str, n_items: int, conventions: dict[str, Any]) -> 
     recs = pl.DataFrame({"user": users, "item": positions, "rank": positions})
     truth = pl.DataFrame({"user": np.arange(1, depth + 1), "item": np.arange(1, depth + 1)})
     given = {name: value for name, value in conventions.items() if name != "relevance_level"}
-    per = evaluate(recs, truth, label, per_user=True, **given).sort("user")
+    with warnings.catch_warnings():
+        # one relevant item per list of equal length: it looks sampled, and is not a user's
+        warnings.simplefilter("ignore", SampledMetricsWarning)
+        per = evaluate(recs, truth, label, per_user=True, **given).sort("user")
     values = per.get_column(label).fill_null(0.0).to_numpy()
     full = np.full(n_items, values[-1], dtype=np.float64)
     full[: min(k, n_items)] = values[: min(k, n_items)]

@@ -260,3 +260,43 @@ def test_bad_input_is_refused_with_one_clear_error(change: dict[str, object], me
     }
     with pytest.raises(ValueError, match=message):
         prm.sampled_metrics(recs, call.pop("truth"), call.pop("metrics"), **call)  # type: ignore[arg-type]
+
+
+def _sampled_lists(users: int = 30, n_sampled: int = 49) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ranks = np.random.default_rng(12).integers(1, 200, users)
+    recs = _candidates(ranks, n_items=500, n_sampled=n_sampled, seed=13, model="m").drop("model")
+    return recs, pl.DataFrame({"user": np.arange(users), "item": -1})
+
+
+def test_evaluate_warns_when_the_lists_look_sampled() -> None:
+    recs, truth = _sampled_lists()
+    with pytest.warns(prm.SampledMetricsWarning, match="look like sampled evaluation"):
+        prm.evaluate(recs, truth, "recall@10")
+    # sampled_metrics evaluates the same lists without passing the warning on
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", prm.SampledMetricsWarning)
+        prm.sampled_metrics(recs, truth, "recall@10", n_items=500)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a missed item", "two relevant", "few users", "lazy", "short lists", "unequal lengths"],
+)
+def test_evaluate_does_not_warn_on_lists_that_are_not_sampled(change: str) -> None:
+    recs, truth = _sampled_lists(users=10 if change == "few users" else 30)
+    if change == "a missed item":  # a top-k list misses some users' relevant item
+        truth = truth.with_columns(item=pl.when(pl.col("user") == 3).then(999).otherwise(-1))
+    if change == "two relevant":
+        truth = pl.concat([truth, pl.DataFrame({"user": [5], "item": [1]}, schema=truth.schema)])
+    if change == "short lists":  # top-10 lists holding each user's one item: not a sample
+        recs = _sampled_lists(n_sampled=9)[0]
+    if change == "unequal lengths":
+        recs = recs.filter(
+            ~((pl.col("user") == 2) & (pl.col("rank") == 50) & (pl.col("item") != -1))
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", prm.SampledMetricsWarning)
+        if change == "lazy":  # a lazy query is not run early to look
+            prm.evaluate(recs.lazy(), truth.lazy(), "recall@10").collect()
+        else:
+            prm.evaluate(recs, truth, "recall@10")

@@ -10,7 +10,8 @@ relevant item, which a full ranking's top k would miss for many users.
 The probe reads the first :data:`HEAD_ROWS` rows of a frame in memory (its
 cost does not grow with the data) and warns when its complete lists, at least
 :data:`MIN_USERS` of them, all have one length in (10, 1001] and each holds
-exactly one relevant item, its user's only one. A list cut by the head is
+exactly one relevant item, its user's only one. A truth of more than two rows
+per list is not looked at (a sample's truth has one row per user). A list cut by the head is
 left out; rows not grouped by user give lists of unequal lengths there, and
 no warning.
 """
@@ -54,14 +55,16 @@ def warn_if_sampled(
     """Warn with :class:`SampledMetricsWarning` when the lists look sampled (see the module)."""
     keys = [*(name for name in by if name in recs.columns), user]
     head = recs.head(HEAD_ROWS)
-    lists = head.group_by(keys, maintain_order=True).agg(pl.col(item))
+    lists = head.group_by(keys, maintain_order=True).len("__length")
     if recs.height > HEAD_ROWS:
         lists = lists.head(lists.height - 1)  # the last list may go on past the head
-    lengths = lists.get_column(item).list.len()
+    lengths = lists.get_column("__length")
     if lists.height < MIN_USERS or lengths.n_unique() != 1:
         return
     length = int(lengths[0])
-    if not _SHORTEST <= length <= _LONGEST:
+    # one relevant truth row per user: a truth much longer than the lists are many is not
+    # (a sample's truth holds one row per user; a full ranking's usually several)
+    if not _SHORTEST <= length <= _LONGEST or truth.height > 2 * recs.height / length:
         return
     relevant = pl.lit(value=True)
     if relevance is not None:
@@ -79,7 +82,8 @@ def warn_if_sampled(
     )
     if found.height != users.height or (found.get_column("__n") != 1).any():
         return
-    held = lists.explode(item).join(found.select(user, item), on=[user, item], how="semi")
+    listed = head.join(lists.select(keys), on=keys, how="semi")
+    held = listed.join(found.select(user, item), on=[user, item], how="semi")
     if held.select(keys).unique().height != lists.height:
         return
     warnings.warn(

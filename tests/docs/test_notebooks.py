@@ -61,6 +61,7 @@ def _pictures(cell: dict[str, Any]) -> int:
 # its own suite (python -m pytest -m docs): re-executing every notebook takes minutes
 pytestmark = pytest.mark.docs
 
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
 def test_notebook_runs_and_gives_its_stored_outputs(notebook: Path, tmp_path: Path) -> None:
     for module in ("nbformat", "nbclient", "ipykernel", "altair", "vl_convert"):

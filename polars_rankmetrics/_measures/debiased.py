@@ -89,6 +89,7 @@ from polars_rankmetrics._measures._registry import (
     Partial,
     register,
 )
+from polars_rankmetrics._sums import ordered_sum
 
 __all__ = ["DEBIASED", "DEFAULT_CLIP", "DEFAULT_GAMMA", "weight"]
 
@@ -151,7 +152,8 @@ def _norm(ctx: Context) -> str:
 
 
 def _truth_partials(ctx: Context) -> list[Partial]:
-    return [Partial(_norm(ctx), weight(ctx).filter(pl.col(RELEVANT)).sum())]
+    # the truth rows arrive from a join, in no fixed order: summed in one the data fixes
+    return [Partial(_norm(ctx), ordered_sum(weight(ctx).filter(pl.col(RELEVANT))))]
 
 
 def _scale(ctx: Context, *, normalised: bool) -> pl.Expr:

@@ -22,6 +22,7 @@ import polars as pl
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._names import check_column_names
 from polars_rankmetrics._pipeline.options import ConventionOptions
+from polars_rankmetrics._sums import ordered_sum
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -320,18 +321,22 @@ def _contributions(
 
 
 def _combined(method: FusionMethod) -> tuple[pl.Expr, pl.Expr | None]:
-    """The fused score of one (user, item) from its rows, and a per-user term added after."""
+    """The fused score of one (user, item) from its rows, and a per-user term added after.
+
+    A (user, item)'s rows come from several runs: their sums are :func:`ordered_sum`'s,
+    so the fused score (and the order of near ties) is the same from call to call.
+    """
     value = pl.col(_VALUE)
     retrieved = pl.len().cast(pl.Float64)
     position = pl.col(_POS)
     if method == "sum":
-        return value.sum(), None
+        return ordered_sum(value), None
     if method == "wsum":
-        return (pl.col(_WEIGHT) * value).sum(), None
+        return ordered_sum(pl.col(_WEIGHT) * value), None
     if method == "mnz":
-        return value.sum() * retrieved, None
+        return ordered_sum(value) * retrieved, None
     if method == "anz":
-        return value.sum() / retrieved, None
+        return ordered_sum(value) / retrieved, None
     if method == "max":
         return value.max(), None
     if method == "min":
@@ -339,11 +344,11 @@ def _combined(method: FusionMethod) -> tuple[pl.Expr, pl.Expr | None]:
     if method == "med":
         return value.median(), None
     if method == "rrf":
-        return (1.0 / (pl.col(_K) + position)).sum(), None
+        return ordered_sum(1.0 / (pl.col(_K) + position)), None
     if method == "isr":
-        return (1.0 / position**2).sum() * retrieved, None
+        return ordered_sum(1.0 / position**2) * retrieved, None
     if method == "log_isr":
-        return (1.0 / position**2).sum() * retrieved.log(), None
+        return ordered_sum(1.0 / position**2) * retrieved.log(), None
     # bordafuse: a run gives c - p + 1 points at position p of c candidates, and
     # (c - n + 1) / 2 to each candidate missing from its list of n; summed over the runs
     # as: every run's share for the missing (R (c + 1) / 2 - rows / 2) plus, where a
@@ -353,7 +358,7 @@ def _combined(method: FusionMethod) -> tuple[pl.Expr, pl.Expr | None]:
     everyone = (
         pl.col(_RUNS).first() * (candidates.first() + 1.0) / 2.0 - pl.col(_ROWS).first() / 2.0
     )
-    return listed.sum(), everyone
+    return ordered_sum(listed), everyone
 
 
 def _fused(

@@ -28,6 +28,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._measures.lists._shared import KU, coded_lists, cut, relabel, within
+from polars_rankmetrics._sums import ordered_mean
 
 __all__ = ["per_group", "per_user"]
 
@@ -95,10 +96,10 @@ def per_user(
         pl.len().alias(KU),
         *[
             # the mean over the list's rows within the cut is (1 / k_u) Σ; no row gives null
-            hook.term(r, popularity.columns(hook.popularity(r)))
-            .filter(within(r.k, keys.rank))
-            .mean()
-            .alias(r.label)
+            # the rows arrive from a join, in no fixed order: ordered_mean adds them in one
+            ordered_mean(
+                hook.term(r, popularity.columns(hook.popularity(r))).filter(within(r.k, keys.rank))
+            ).alias(r.label)
             for r, hook in means
         ],
     )

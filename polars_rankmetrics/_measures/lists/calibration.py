@@ -50,6 +50,7 @@ from polars_rankmetrics._measures.lists._shared import (
     pack,
 )
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import ordered_sum
 
 __all__ = ["CALIBRATION"]
 
@@ -107,7 +108,7 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     sums = (
         pl.concat([taste, shown])
         .group_by(KEY)
-        .agg(pl.col(_P).sum(), pl.col(_Q).sum())
+        .agg(ordered_sum(pl.col(_P)), ordered_sum(pl.col(_Q)))
         .with_columns(high(KEY).alias(LIST_CODE))
     )
     big_p, big_q = pl.col(_P), pl.col(_Q)
@@ -116,7 +117,7 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     # cut (K = 0) has no value
     totals = (
         sums.group_by(LIST_CODE)
-        .agg(big_p.sum().alias(_H), big_q.sum().alias(KU))
+        .agg(ordered_sum(big_p).alias(_H), ordered_sum(big_q).alias(KU))
         .filter(pl.col(KU) > 0)
     )
     p, q = big_p / pl.col(_H), big_q / pl.col(KU)
@@ -128,7 +129,7 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
         .join(totals, on=LIST_CODE, how="inner")
         .select(LIST_CODE, (p * (p / mixed).log()).alias(label))
     )
-    return terms.group_by(LIST_CODE).agg(pl.col(label).sum())
+    return terms.group_by(LIST_CODE).agg(ordered_sum(pl.col(label)))
 
 
 def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
@@ -157,18 +158,19 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     taste = (
         seen.join(weights, on=item, how="inner")
         .group_by([*list_keys, CAT])
-        .agg(pl.col(W).sum().alias("__prm_p"))
-        .with_columns(pl.col("__prm_p") / pl.col("__prm_p").sum().over(list_keys))
+        .agg(ordered_sum(pl.col(W)).alias("__prm_p"))
+        .with_columns(pl.col("__prm_p") / ordered_sum(pl.col("__prm_p")).over(list_keys))
     )
     alpha = request.number("alpha")
     log_alpha = math.log(alpha)
     # every category of p starts missing from the list: p_c ln(1 / alpha) each
-    base = taste.group_by(list_keys).agg((-log_alpha * pl.col("__prm_p").sum()).alias("__prm_b"))
+    missing = -log_alpha * ordered_sum(pl.col("__prm_p"))
+    base = taste.group_by(list_keys).agg(missing.alias("__prm_b"))
     # q's running count per (list, category of p), at the positions where it grows
     shown = (
         frames.rows.join(weights, on=item, how="inner")
         .group_by([*list_keys, CAT, position])
-        .agg(pl.col(W).sum().alias("__prm_q"))
+        .agg(ordered_sum(pl.col(W)).alias("__prm_q"))
         .join(taste, on=[*list_keys, CAT], how="inner")
         .sort([*list_keys, CAT, position])
         .with_columns(pl.col("__prm_q").cum_sum().over([*list_keys, CAT]))
@@ -194,7 +196,7 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
             check_sortedness=False,
         )
         .group_by([*list_keys, position])
-        .agg((p * (p / mixed).log() + p * log_alpha).sum().alias("__prm_adj"))
+        .agg(ordered_sum(p * (p / mixed).log() + p * log_alpha).alias("__prm_adj"))
     )
     return (
         frames.steps.join(base, on=list_keys, how="left", maintain_order="left")

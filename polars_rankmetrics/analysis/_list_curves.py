@@ -44,6 +44,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._sums import fixed_point_column
 
 __all__ = ["ListCurve", "list_curves"]
 
@@ -272,17 +273,30 @@ def _finish_users(
 ) -> dict[str, pl.LazyFrame]:
     """Means (and intervals) over the counted users at every k, from the values' steps."""
     by, list_keys = keys.by, keys.lists
+    # each user's value and its square in fixed point: the sums over users, and their
+    # running sums down the ks, are then exact in any order (a float sum over users
+    # added in the engine's thread order could end in another bit from call to call)
+    fixed: list[pl.Expr] = []
     steps: list[pl.Expr] = []
+    scales: list[str] = []
+
+    def step(name: str) -> pl.Expr:
+        return pl.col(name) - pl.col(name).shift(1).over(list_keys).fill_null(0)
+
     for index, curve in enumerate(curves):
         value = pl.col(curve.column)
+        fixed += fixed_point_column(value, f"__prm_v{index}")
+        fixed += fixed_point_column(value * value, f"__prm_w{index}")
+        scales += [f"__prm_v{index}|scale", f"__prm_w{index}|scale"]
         before = value.shift(1).over(list_keys)
         steps += [
-            (value.fill_null(0.0) - before.fill_null(0.0)).alias(f"__prm_d{index}"),
-            (value.fill_null(0.0) ** 2 - before.fill_null(0.0) ** 2).alias(f"__prm_q{index}"),
+            step(f"__prm_v{index}").alias(f"__prm_d{index}"),
+            step(f"__prm_w{index}").alias(f"__prm_q{index}"),
             # a user counts from the first rank where its value is defined (and stays so)
             (value.is_not_null() & before.is_null()).cast(pl.Int64).alias(f"__prm_n{index}"),
         ]
     columns = [f"__prm_{part}{index}" for index in range(len(curves)) for part in "dqn"]
+    values = values.with_columns(fixed)
     sums = (
         values.select(*by, pl.col(POS).cast(pl.Int64).alias(_K), *steps)
         .group_by([*by, _K])
@@ -293,6 +307,7 @@ def _finish_users(
         .with_columns(pl.col(columns).fill_null(0))
         .sort([*by, _K])
         .with_columns(pl.col(columns).cum_sum().over(by or pl.lit(1)))
+        .join(values.select(pl.col(scales).first()), how="cross")
     )
     # every curve reads these running sums: compute them once (in memory: collect them,
     # as the few rows they are; lazy: a cache, so the plan is not repeated per curve)
@@ -301,7 +316,8 @@ def _finish_users(
     for index, curve in enumerate(curves):
         count = pl.col(f"__prm_n{index}")
         n = count.cast(pl.Float64)
-        mean = pl.col(f"__prm_d{index}") / n
+        total = pl.col(f"__prm_d{index}").cast(pl.Float64) / pl.col(f"__prm_v{index}|scale")
+        mean = total / n
         selected: list[pl.Expr] = [
             *[pl.col(name) for name in by],
             pl.lit(curve.label).alias("metric"),
@@ -309,7 +325,7 @@ def _finish_users(
             pl.when(count > 0).then(mean).alias("value"),
         ]
         if ci is not None:
-            squares = pl.col(f"__prm_q{index}")
+            squares = pl.col(f"__prm_q{index}").cast(pl.Float64) / pl.col(f"__prm_w{index}|scale")
             variance = ((squares - n * mean * mean) / (n - 1.0)).clip(lower_bound=0.0)
             half = t_quantile(count, ci) * variance.sqrt() / n.sqrt()
             defined = count >= 2

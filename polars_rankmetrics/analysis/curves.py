@@ -10,7 +10,7 @@ the formula reads k, such as AP's ``min(m_u, k)``); a divisor that grows
 with k for ever (precision's k) is evaluated at each requested k directly.
 Here, one loop over the requested measures reads those hooks: each user's
 value at each of its change points goes to fixed point (the exact rule of
-:mod:`polars_rankmetrics._exact_mean`), the integer steps of the values are
+:func:`polars_rankmetrics._sums.fixed_point_column`), the integer steps of the values are
 summed per position, and their running sums, read at each requested k, give
 the sums over users. The work is bounded by the rows and the longest list,
 never by the value of k; nothing here names a measure.
@@ -63,6 +63,7 @@ from polars_rankmetrics._pipeline.options import (
 )
 from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
+from polars_rankmetrics._sums import fixed_point_column
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import (
     Conventions,
@@ -77,8 +78,6 @@ FrameT = TypeVar("FrameT")
 
 _K = "k"
 _ONE = "__prm_curve_one"  # the one group when there is no ``by``
-# the scaled values stay below 2^90 (as _exact_mean's): a sum of 2^37 of them fits Int128
-_BITS = 90
 _MAX_K = 2**63 - 1  # k is an Int64 column
 
 
@@ -678,7 +677,10 @@ def _values(
             CURVE_LIST, pl.int_ranges(one, last + 1, dtype=pl.Int64).alias(POS)
         ).explode(POS)
     pieces.append(ticks.with_columns(pl.lit(None, pl.Float64).alias(name) for name in names))
-    rows = pl.concat(pieces, how="vertical").sort(CURVE_LIST, POS)
+    # a position's rows (the truth's all sit at 1) by their terms too: the running sums add
+    # them in this order, and the joins above keep none (floats summed in another order
+    # can end in another bit)
+    rows = pl.concat(pieces, how="vertical").sort(CURVE_LIST, POS, *names, nulls_last=True)
 
     def running(name: str, how: str) -> pl.Expr:
         term = pl.col(name).fill_null(0.0)
@@ -704,9 +706,9 @@ def _values(
     fixed = []
     for part in parts:
         v = pl.col(part.column("v"))
-        fixed.extend(_fixed(v, part.column("s")))
+        fixed.extend(fixed_point_column(v, part.column("s")))
         if part.squared:
-            fixed.extend(_fixed(v * v, part.column("s2")))
+            fixed.extend(fixed_point_column(v * v, part.column("s2")))
     rows = rows.with_columns(fixed)
     inside = pl.col("__prm_curve_in")
     same_list = pl.col(CURVE_LIST) == pl.col(CURVE_LIST).shift(1)
@@ -721,26 +723,6 @@ def _values(
         for what in ("s", "s2") if part.squared else ("s",):
             steps.append(change(pl.col(part.column(what))).alias(part.column("d" + what)))
     return rows.with_columns(steps)
-
-
-def _fixed(value: pl.Expr, name: str, over: Sequence[str] = ()) -> list[pl.Expr]:
-    """``value`` in fixed point (an Int128, in ``name``) and its scale (``name|scale``).
-
-    One power of two over the whole column (or per ``over`` group), from its
-    largest magnitude, so that every value fits 90 bits
-    (:func:`polars_rankmetrics._exact_mean.fixed_point`'s rule): sums of the
-    integers are exact, in any order.
-    """
-    magnitude = value.abs().max()
-    if over:
-        magnitude = magnitude.over(over)
-    exponent = magnitude.log(2).ceil().clip(-900.0, 900.0)
-    usable = magnitude.is_finite() & (magnitude > 0)
-    scale = pl.when(usable).then(pl.lit(2.0).pow(_BITS - exponent)).otherwise(1.0)
-    return [
-        scale.alias(f"{name}|scale"),
-        (value * scale).round().cast(pl.Int128, strict=False).fill_null(0).alias(name),
-    ]
 
 
 def _running_sums(
@@ -793,7 +775,9 @@ def _running_sums(
     else:
         # one row per (group, k, m_u): sum the groups exactly, in any order
         at_k = at_k.with_columns(
-            column for name in names for column in _fixed(pl.col(name), f"{name}|f", [*by, _K])
+            column
+            for name in names
+            for column in fixed_point_column(pl.col(name), f"{name}|f", [*by, _K])
         )
         combined = at_k.group_by([*by, _K]).agg(
             pl.col("__prm_curve_n").sum(),

@@ -1,0 +1,114 @@
+"""The same call gives the same bits twice, for every measure of the registry.
+
+Polars 2 collects with its streaming engine: a group's float values are added
+in the order its threads meet them, and joins do not keep row order, so a sum
+over rows that come from a join or from several places can change in the last
+bit from call to call (and a tie broken on it can flip). The measures add such
+rows with :func:`polars_rankmetrics._sums.ordered_sum`. This test evaluates
+every measure the registry accepts under the default conventions (the same
+labels as :mod:`tests.test_one_number`), per user and through ``curves``, on
+data large enough to spread a list's rows over several morsels and threads,
+several times, and asks for identical frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_rankmetrics as prm
+from tests.test_one_number import MEASURES, reference
+
+REPEATS = 3
+USERS, ROWS, ITEMS = 3000, 20, 600
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    n = USERS * ROWS
+    recs = pl.DataFrame(
+        {
+            "model": np.repeat(["A", "B"], n),
+            "user": np.tile(np.repeat(np.arange(USERS), ROWS), 2),
+            "item": rng.integers(0, ITEMS, 2 * n),
+            # few distinct scores: many ties, broken by the tie rule
+            "score": rng.integers(0, 12, 2 * n) / 11.0,
+        }
+    ).unique(["model", "user", "item"], maintain_order=True)
+    m = USERS * 5
+    truth = pl.DataFrame(
+        {
+            "user": rng.integers(0, USERS, m),
+            "item": rng.integers(0, ITEMS, m),
+            "rel": rng.integers(-1, 4, m),
+        }
+    ).unique(["user", "item"], maintain_order=True)
+    interactions = pl.DataFrame(
+        {"user": rng.integers(0, USERS, 20 * USERS), "item": rng.integers(0, ITEMS, 20 * USERS)}
+    )
+    items = pl.DataFrame(
+        {
+            "item": np.arange(ITEMS),
+            "genre": rng.choice(["x", "y", "z", "w"], ITEMS),
+            "side": rng.choice(["a", "b"], ITEMS),
+        }
+    )
+    return {
+        "recs": recs,
+        "truth": truth,
+        "by": "model",
+        "score": "score",
+        "relevance": "rel",
+        "interactions": interactions,
+        "items": items,
+        "category": "genre",
+        "group": "side",
+    }
+
+
+def _accepted() -> list[str]:
+    return [label for label, want in reference("default").items() if isinstance(want, dict)]
+
+
+def _differences(first: pl.DataFrame, again: pl.DataFrame) -> list[str]:
+    assert first.columns == again.columns and first.height == again.height
+    return [
+        name
+        for name in first.columns
+        if not first.get_column(name).equals(again.get_column(name), check_names=True)
+    ]
+
+
+def test_evaluate_per_user_twice(data: dict[str, Any]) -> None:
+    labels = _accepted()
+    assert len(labels) > len(MEASURES) // 2  # the registry, not a handful
+
+    def run() -> pl.DataFrame:
+        return prm.evaluate(per_user=True, metrics=labels, **data)  # type: ignore[arg-type,no-any-return]
+
+    first = run()
+    changed: set[str] = set()
+    for _ in range(REPEATS):
+        changed.update(_differences(first, run()))
+    assert not changed, f"per-user values changed between identical calls: {sorted(changed)}"
+
+
+def test_curves_twice(data: dict[str, Any]) -> None:
+    names = [label.split("@")[0] for label in _accepted() if MEASURES[label].cutoff != "none"]
+
+    def run() -> pl.DataFrame:
+        return prm.curves(metrics=names, k=[1, 3, 10], **data)  # type: ignore[arg-type,no-any-return]
+
+    first = run()
+    changed: list[str] = []
+    for _ in range(REPEATS):
+        again = run()
+        if not first.equals(again):
+            joined = first.join(again, on=["model", "metric", "k"], suffix="_again")
+            moved = joined.filter(pl.col("value").ne_missing(pl.col("value_again")))
+            changed += moved.get_column("metric").unique().to_list()
+    assert not changed, f"curves changed between identical calls: {sorted(set(changed))}"

@@ -22,8 +22,8 @@ import pytest
 import polars_rankmetrics as prm
 from tests.test_one_number import MEASURES, reference
 
-REPEATS = 3
-USERS, ROWS, ITEMS = 3000, 20, 600
+REPEATS = 2
+USERS, ROWS, ITEMS = 2000, 20, 600
 
 
 @pytest.fixture(scope="module")

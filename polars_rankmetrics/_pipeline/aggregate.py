@@ -46,6 +46,7 @@ __all__ = [
     "aggregation_part",
     "check_parts",
     "exact_mean",
+    "exact_sum",
     "fixed_point",
     "per_user_values",
 ]
@@ -108,6 +109,24 @@ def exact_mean(name: str) -> pl.Expr:
     # at all: mean()'s null
     summable = scale.is_not_null() & (count > 0) & (fixed.count() == count)
     return pl.when(summable).then(exact).otherwise(column.mean()).alias(name)
+
+
+def exact_sum(name: str) -> pl.Expr:
+    """The sum of the non-null values of ``name``, independent of their order (0 without).
+
+    As :func:`exact_mean`, for a frame with :func:`fixed_point`'s columns of ``name``.
+
+    Examples
+    --------
+    >>> values = [1e16, 1.0, -1e16, None]
+    >>> frame = pl.DataFrame({"x": values}).with_columns(fixed_point(["x"]))
+    >>> frame.select(exact_sum("x")).item(), frame.reverse().select(exact_sum("x")).item()
+    (1.0, 1.0)
+    """
+    column, fixed, scale = pl.col(name), pl.col(_fixed(name)), pl.col(_scale(name)).first()
+    exact = fixed.sum().cast(pl.Float64) / scale
+    summable = scale.is_not_null() & (fixed.count() == column.count())
+    return pl.when(summable).then(exact).otherwise(column.sum()).alias(name)
 
 
 @dataclass(frozen=True)

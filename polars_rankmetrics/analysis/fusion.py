@@ -21,8 +21,8 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._names import check_column_names
+from polars_rankmetrics._pipeline.aggregate import exact_sum, fixed_point
 from polars_rankmetrics._pipeline.options import ConventionOptions
-from polars_rankmetrics._sums import ordered_sum
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -69,6 +69,7 @@ _POS, _LEN, _VALUE, _FUSED, _RUNS = (
     "__prm_runs",
 )
 _WEIGHT, _K, _CANDIDATES, _ROWS = "__prm_weight", "__prm_k", "__prm_candidates", "__prm_rows"
+_TERM = "__prm_term"
 
 _RRF_K: Final = 60.0
 
@@ -320,45 +321,59 @@ def _contributions(
     return frame
 
 
+def _summed(method: FusionMethod) -> pl.Expr | None:
+    """The row's term that ``method`` adds up over a (user, item)'s runs (``None``: no sum)."""
+    position = pl.col(_POS)
+    if method in ("sum", "mnz", "anz"):
+        return pl.col(_VALUE)
+    if method == "wsum":
+        return pl.col(_WEIGHT) * pl.col(_VALUE)
+    if method == "rrf":
+        return 1.0 / (pl.col(_K) + position)
+    if method in ("isr", "log_isr"):
+        return 1.0 / position**2
+    if method == "bordafuse":
+        # a run gives c - p + 1 points at position p of c candidates, and (c - n + 1) / 2
+        # to each candidate missing from its list of n; summed over the runs as: every
+        # run's share for the missing (R (c + 1) / 2 - rows / 2, added per user after)
+        # plus, where a run lists the item, its points less that share
+        candidates = pl.col(_CANDIDATES)
+        return (candidates - position + 1.0) - (candidates - pl.col(_LEN) + 1.0) / 2.0
+    return None
+
+
 def _combined(method: FusionMethod) -> tuple[pl.Expr, pl.Expr | None]:
     """The fused score of one (user, item) from its rows, and a per-user term added after.
 
-    A (user, item)'s rows come from several runs: their sums are :func:`ordered_sum`'s,
-    so the fused score (and the order of near ties) is the same from call to call.
+    A (user, item)'s rows come from several runs, met in no fixed order: the sum of
+    their terms (:func:`_summed`, in the column ``_TERM`` in fixed point) is exact, so
+    the fused score, and the order of near ties, is the same from call to call.
     """
     value = pl.col(_VALUE)
     retrieved = pl.len().cast(pl.Float64)
-    position = pl.col(_POS)
-    if method == "sum":
-        return ordered_sum(value), None
-    if method == "wsum":
-        return ordered_sum(pl.col(_WEIGHT) * value), None
+    total = exact_sum(_TERM)
+    if method in ("sum", "wsum", "rrf"):
+        return total, None
     if method == "mnz":
-        return ordered_sum(value) * retrieved, None
+        return total * retrieved, None
     if method == "anz":
-        return ordered_sum(value) / retrieved, None
+        return total / retrieved, None
     if method == "max":
         return value.max(), None
     if method == "min":
         return value.min(), None
     if method == "med":
         return value.median(), None
-    if method == "rrf":
-        return ordered_sum(1.0 / (pl.col(_K) + position)), None
     if method == "isr":
-        return ordered_sum(1.0 / position**2) * retrieved, None
+        return total * retrieved, None
     if method == "log_isr":
-        return ordered_sum(1.0 / position**2) * retrieved.log(), None
-    # bordafuse: a run gives c - p + 1 points at position p of c candidates, and
-    # (c - n + 1) / 2 to each candidate missing from its list of n; summed over the runs
-    # as: every run's share for the missing (R (c + 1) / 2 - rows / 2) plus, where a
-    # run lists the item, its points less that share
-    candidates = pl.col(_CANDIDATES)
-    listed = (candidates - position + 1.0) - (candidates - pl.col(_LEN) + 1.0) / 2.0
+        return total * retrieved.log(), None
+    # bordafuse
     everyone = (
-        pl.col(_RUNS).first() * (candidates.first() + 1.0) / 2.0 - pl.col(_ROWS).first() / 2.0
+        pl.col(_RUNS).first() * (pl.col(_CANDIDATES).first() + 1.0) / 2.0
+        - pl.col(_ROWS).first() / 2.0
     )
-    return ordered_sum(listed), everyone
+    return total, everyone
 
 
 def _fused(
@@ -366,6 +381,9 @@ def _fused(
     score: str, tie: pl.Expr,
 ) -> pl.LazyFrame:  # fmt: skip
     """One row per (groups..., item): the fused ``score`` and its ``rank`` (1 = top)."""
+    term = _summed(method)
+    if term is not None:
+        frame = frame.with_columns(term.alias(_TERM)).with_columns(fixed_point([_TERM]))
     combined, per_user = _combined(method)
     parts = [combined.alias(_FUSED)]
     if per_user is not None:

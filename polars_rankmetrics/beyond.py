@@ -23,7 +23,6 @@ from polars_rankmetrics import _validation as v
 from polars_rankmetrics._measures import all_measures, canonical, lookup
 from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._measures._registry import Input, Measure
-from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import (
     Duplicates,
@@ -36,6 +35,7 @@ from polars_rankmetrics._pipeline.inputs import (
 )
 from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.rank_cut import cut, lengths_in_rank_order, with_positions
+from polars_rankmetrics._sums import exact_mean, fixed_point
 
 if TYPE_CHECKING:
     import pandas as pd

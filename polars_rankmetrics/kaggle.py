@@ -61,7 +61,6 @@ from polars_rankmetrics._kaggle_csv import (
     read_table,
     refuse,
 )
-from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.overlap import (
     MIN_IDS,
     MIN_USER_SHARE,
@@ -69,6 +68,7 @@ from polars_rankmetrics._pipeline.overlap import (
     IdOverlapWarning,
     key_overlap,
 )
+from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.evaluate import evaluate, parse_metric

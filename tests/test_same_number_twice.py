@@ -75,7 +75,8 @@ def _accepted() -> list[str]:
 
 
 def _differences(first: pl.DataFrame, again: pl.DataFrame) -> list[str]:
-    assert first.columns == again.columns and first.height == again.height
+    assert first.columns == again.columns
+    assert first.height == again.height
     return [
         name
         for name in first.columns

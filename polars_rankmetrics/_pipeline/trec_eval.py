@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._measures import trec_families, trec_family
-from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
 from polars_rankmetrics._pipeline.trec_plan import KEYS, Plan, Request
+from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics._textfiles import require_frame_columns
 from polars_rankmetrics.conventions import check_level
 

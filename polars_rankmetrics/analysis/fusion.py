@@ -21,8 +21,8 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._names import check_column_names
-from polars_rankmetrics._pipeline.aggregate import exact_sum, fixed_point
 from polars_rankmetrics._pipeline.options import ConventionOptions
+from polars_rankmetrics._sums import exact_sums
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -69,7 +69,7 @@ _POS, _LEN, _VALUE, _FUSED, _RUNS = (
     "__prm_runs",
 )
 _WEIGHT, _K, _CANDIDATES, _ROWS = "__prm_weight", "__prm_k", "__prm_candidates", "__prm_rows"
-_TERM = "__prm_term"
+_TERM, _RETRIEVED, _EVERYONE = "__prm_term", "__prm_retrieved", "__prm_everyone"
 
 _RRF_K: Final = 60.0
 
@@ -342,38 +342,40 @@ def _summed(method: FusionMethod) -> pl.Expr | None:
     return None
 
 
-def _combined(method: FusionMethod) -> tuple[pl.Expr, pl.Expr | None]:
-    """The fused score of one (user, item) from its rows, and a per-user term added after.
+def _combined(method: FusionMethod) -> tuple[pl.Expr | None, list[pl.Expr], pl.Expr]:
+    """How one (user, item)'s rows give its fused score.
 
-    A (user, item)'s rows come from several runs, met in no fixed order: the sum of
-    their terms (:func:`_summed`, in the column ``_TERM`` in fixed point) is exact, so
-    the fused score, and the order of near ties, is the same from call to call.
+    The row term summed (:func:`_summed`; ``None``: no sum), the other
+    aggregations of the rows, and the fused score from both: ``_TERM`` holds
+    the sum, which is exact (the rows come from several runs, met in no fixed
+    order), so the fused score, and the order of near ties, is the same from
+    call to call.
     """
+    term = _summed(method)
+    total = pl.col(_TERM)
     value = pl.col(_VALUE)
-    retrieved = pl.len().cast(pl.Float64)
-    total = exact_sum(_TERM)
+    retrieved = pl.col(_RETRIEVED).cast(pl.Float64)
+    counted = [pl.len().alias(_RETRIEVED)]
     if method in ("sum", "wsum", "rrf"):
-        return total, None
+        return term, [], total
     if method == "mnz":
-        return total * retrieved, None
+        return term, counted, total * retrieved
     if method == "anz":
-        return total / retrieved, None
-    if method == "max":
-        return value.max(), None
-    if method == "min":
-        return value.min(), None
-    if method == "med":
-        return value.median(), None
+        return term, counted, total / retrieved
+    if method in ("max", "min", "med"):
+        picked = {"max": value.max(), "min": value.min(), "med": value.median()}[method]
+        return None, [picked.alias(_TERM)], total
     if method == "isr":
-        return total * retrieved, None
+        return term, counted, total * retrieved
     if method == "log_isr":
-        return total * retrieved.log(), None
-    # bordafuse
+        return term, counted, total * retrieved.log()
+    # bordafuse: every run's share for the candidates it misses, R (c + 1) / 2 - rows / 2,
+    # added per user after the runs' points
     everyone = (
         pl.col(_RUNS).first() * (pl.col(_CANDIDATES).first() + 1.0) / 2.0
         - pl.col(_ROWS).first() / 2.0
     )
-    return total, everyone
+    return term, [everyone.alias(_EVERYONE)], total + pl.col(_EVERYONE)
 
 
 def _fused(
@@ -381,20 +383,18 @@ def _fused(
     score: str, tie: pl.Expr,
 ) -> pl.LazyFrame:  # fmt: skip
     """One row per (groups..., item): the fused ``score`` and its ``rank`` (1 = top)."""
-    term = _summed(method)
-    if term is not None:
-        frame = frame.with_columns(term.alias(_TERM)).with_columns(fixed_point([_TERM]))
-    combined, per_user = _combined(method)
-    parts = [combined.alias(_FUSED)]
-    if per_user is not None:
-        parts.append(per_user.alias("__prm_per_user"))
-    fused = frame.group_by([*groups, item]).agg(parts)
-    if per_user is not None:
-        fused = fused.with_columns(pl.col(_FUSED) + pl.col("__prm_per_user"))
+    term, others, combined = _combined(method)
+    keys = [*groups, item]
+    if term is None:
+        fused = frame.group_by(keys).agg(others)
+    else:
+        fused = exact_sums(frame, keys, {_TERM: term}, also=others)
     rank = pl.struct(pl.col(_FUSED), tie).rank("ordinal", descending=True).over(groups)
-    return fused.select(
-        *groups, item, pl.col(_FUSED).alias(score), rank.cast(pl.UInt32).alias("rank")
-    ).sort([*groups, "rank"])
+    return (
+        fused.with_columns(combined.alias(_FUSED))
+        .select(*keys, pl.col(_FUSED).alias(score), rank.cast(pl.UInt32).alias("rank"))
+        .sort([*groups, "rank"])
+    )
 
 
 # ---------------------------------------------------------------- fuse

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._pipeline.aggregate import exact_mean, fixed_point
+from polars_rankmetrics._sums import exact_mean, fixed_point
 
 VALUES = st.lists(
     st.one_of(

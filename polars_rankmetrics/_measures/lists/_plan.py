@@ -28,7 +28,8 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._measures.lists._shared import KU, coded_lists, cut, relabel, within
-from polars_rankmetrics._sums import ordered_mean
+from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["per_group", "per_user"]
 
@@ -91,18 +92,22 @@ def per_user(
         rows = popularity.with_popularity(rows, keys, popular, shares)
     # coded: the list's key columns ride along (one value per code)
     key_columns = [] if coded is None else [pl.col(key).first() for key in list_keys]
-    result = rows.group_by(result_keys).agg(
-        *key_columns,
-        pl.len().alias(KU),
-        *[
-            # the mean over the list's rows within the cut is (1 / k_u) Σ; no row gives null
-            # the rows arrive from a join, in no fixed order: ordered_mean adds them in one
-            ordered_mean(
-                hook.term(r, popularity.columns(hook.popularity(r))).filter(within(r.k, keys.rank))
-            ).alias(r.label)
-            for r, hook in means
-        ],
-    )
+    # each row's term within the cut (null outside, and where the measure has none); the
+    # rows arrive from a join in no fixed order, so the sums over a list's rows are exact
+    # (fixed point): the same bits on every call
+    terms = {
+        r.label: pl.when(within(r.k, keys.rank)).then(
+            hook.term(r, popularity.columns(hook.popularity(r)))
+        )
+        for r, hook in means
+    }
+    counts = [pl.col(label).count().alias(_count(label)) for label in terms]
+    result = exact_sums(rows, result_keys, terms, also=[*key_columns, pl.len().alias(KU), *counts])
+    # the mean over the list's rows within the cut is (1 / k_u) sum; no row gives null
+    result = result.with_columns(
+        pl.when(pl.col(_count(label)) > 0).then(pl.col(label) / pl.col(_count(label)))
+        for label in terms
+    ).drop(_count(label) for label in terms)
     for request, hook in others:
         mine = labeled[hook.labels]
         # each cutoff filters the cached coded rows: every cutoff shares them
@@ -114,6 +119,10 @@ def per_user(
         result = result.join(hook.value(request, within_k), on=LIST_CODE, how="left")
     labels = [pl.col(r.label).cast(pl.Float64) for r, _ in requests]
     return result.select(*list_keys, *labels)
+
+
+def _count(label: str) -> str:
+    return f"{PREFIX}count|{label}"
 
 
 def group_requests(

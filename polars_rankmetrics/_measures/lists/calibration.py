@@ -50,7 +50,7 @@ from polars_rankmetrics._measures.lists._shared import (
     pack,
 )
 from polars_rankmetrics._names import PREFIX
-from polars_rankmetrics._sums import ordered_sum
+from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["CALIBRATION"]
 
@@ -105,31 +105,23 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     shown = coded.labeled.select(
         pack(LIST_CODE, CAT_CODE).alias(KEY), pl.lit(0.0).alias(_P), pl.col(W).alias(_Q)
     )
-    sums = (
-        pl.concat([taste, shown])
-        .group_by(KEY)
-        .agg(ordered_sum(pl.col(_P)), ordered_sum(pl.col(_Q)))
-        .with_columns(high(KEY).alias(LIST_CODE))
+    # the weights come from a concatenation of joins, in no fixed order: every sum here is
+    # exact (fixed point), so the value is the same to the last bit on every call
+    both = pl.concat([taste, shown])
+    sums = exact_sums(both, [KEY], {_P: pl.col(_P), _Q: pl.col(_Q)}).with_columns(
+        high(KEY).alias(LIST_CODE)
     )
     big_p, big_q = pl.col(_P), pl.col(_Q)
     # the totals per list joined back: the normalisation written inside the
     # aggregation ran per group, about 4x slower. A list with nothing within the
     # cut (K = 0) has no value
-    totals = (
-        sums.group_by(LIST_CODE)
-        .agg(ordered_sum(big_p).alias(_H), ordered_sum(big_q).alias(KU))
-        .filter(pl.col(KU) > 0)
-    )
+    totals = exact_sums(sums, [LIST_CODE], {_H: big_p, KU: big_q}).filter(pl.col(KU) > 0)
     p, q = big_p / pl.col(_H), big_q / pl.col(KU)
     mixed = (1.0 - alpha) * q + alpha * p
     # only p(c) > 0 adds to the sum; a user without interactions has no such row and
     # gets no value (not counted)
-    terms = (
-        sums.filter(big_p > 0)
-        .join(totals, on=LIST_CODE, how="inner")
-        .select(LIST_CODE, (p * (p / mixed).log()).alias(label))
-    )
-    return terms.group_by(LIST_CODE).agg(ordered_sum(pl.col(label)))
+    terms = sums.filter(big_p > 0).join(totals, on=LIST_CODE, how="inner")
+    return exact_sums(terms, [LIST_CODE], {label: p * (p / mixed).log()}).select(LIST_CODE, label)
 
 
 def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
@@ -155,22 +147,25 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     if set(history_keys) != set(list_keys):
         # groups the history does not have (models) share it: one copy per list
         seen = users.join(seen, on=history_keys, how="inner")
-    taste = (
-        seen.join(weights, on=item, how="inner")
-        .group_by([*list_keys, CAT])
-        .agg(ordered_sum(pl.col(W)).alias("__prm_p"))
-        .with_columns(pl.col("__prm_p") / ordered_sum(pl.col("__prm_p")).over(list_keys))
+    # the rows come out of joins and group-bys in no fixed order: each sum is exact (fixed
+    # point), so the curve is the same to the last bit on every call
+    counts = exact_sums(
+        seen.join(weights, on=item, how="inner"), [*list_keys, CAT], {_P: pl.col(W)}
     )
+    taste = counts.join(
+        exact_sums(counts, list_keys, {_H: pl.col(_P)}), on=list_keys, how="inner"
+    ).select(*list_keys, CAT, (pl.col(_P) / pl.col(_H)).alias("__prm_p"))
     alpha = request.number("alpha")
     log_alpha = math.log(alpha)
     # every category of p starts missing from the list: p_c ln(1 / alpha) each
-    missing = -log_alpha * ordered_sum(pl.col("__prm_p"))
-    base = taste.group_by(list_keys).agg(missing.alias("__prm_b"))
+    base = exact_sums(taste, list_keys, {"__prm_b": -log_alpha * pl.col("__prm_p")})
     # q's running count per (list, category of p), at the positions where it grows
     shown = (
-        frames.rows.join(weights, on=item, how="inner")
-        .group_by([*list_keys, CAT, position])
-        .agg(ordered_sum(pl.col(W)).alias("__prm_q"))
+        exact_sums(
+            frames.rows.join(weights, on=item, how="inner"),
+            [*list_keys, CAT, position],
+            {"__prm_q": pl.col(W)},
+        )
         .join(taste, on=[*list_keys, CAT], how="inner")
         .sort([*list_keys, CAT, position])
         .with_columns(pl.col("__prm_q").cum_sum().over([*list_keys, CAT]))
@@ -183,7 +178,7 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     mixed = (1.0 - alpha) * q + alpha * p
     # each category of p the list shows, at every position from its first appearance on,
     # with its running count there (the last step at or before that position)
-    adjustments = (
+    candidates = (
         first.join(ranks, on=list_keys, how="inner")
         .filter(pl.col(position) >= pl.col("__prm_first"))
         .sort(position)
@@ -195,9 +190,9 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
             # both sides are sorted by the key above; with by groups Polars cannot check it
             check_sortedness=False,
         )
-        .group_by([*list_keys, position])
-        .agg(ordered_sum(p * (p / mixed).log() + p * log_alpha).alias("__prm_adj"))
     )
+    adjustment = p * (p / mixed).log() + p * log_alpha
+    adjustments = exact_sums(candidates, [*list_keys, position], {"__prm_adj": adjustment})
     return (
         frames.steps.join(base, on=list_keys, how="left", maintain_order="left")
         .join(adjustments, on=[*list_keys, position], how="left", maintain_order="left")

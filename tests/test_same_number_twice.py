@@ -50,11 +50,18 @@ def data() -> dict[str, Any]:
     interactions = pl.DataFrame(
         {"user": rng.integers(0, USERS, 20 * USERS), "item": rng.integers(0, ITEMS, 20 * USERS)}
     )
+    # one to three genres and one or two sides per item: fractional weights (1/3), whose
+    # float sums depend on their order
+    genres, sides = ["x", "y", "z", "w"], ["a", "b"]
     items = pl.DataFrame(
         {
             "item": np.arange(ITEMS),
-            "genre": rng.choice(["x", "y", "z", "w"], ITEMS),
-            "side": rng.choice(["a", "b"], ITEMS),
+            "genre": [
+                list(rng.choice(genres, rng.integers(1, 4), replace=False)) for _ in range(ITEMS)
+            ],
+            "side": [
+                list(rng.choice(sides, rng.integers(1, 3), replace=False)) for _ in range(ITEMS)
+            ],
         }
     )
     return {
@@ -84,18 +91,19 @@ def _differences(first: pl.DataFrame, again: pl.DataFrame) -> list[str]:
     ]
 
 
-def test_evaluate_per_user_twice(data: dict[str, Any]) -> None:
+@pytest.mark.parametrize("per_user", [True, False], ids=["per_user", "means"])
+def test_evaluate_twice(data: dict[str, Any], per_user: bool) -> None:
     labels = _accepted()
     assert len(labels) > len(MEASURES) // 2  # the registry, not a handful
 
     def run() -> pl.DataFrame:
-        return prm.evaluate(per_user=True, metrics=labels, **data)  # type: ignore[arg-type,no-any-return]
+        return prm.evaluate(per_user=per_user, metrics=labels, **data)  # type: ignore[arg-type,no-any-return]
 
     first = run()
     changed: set[str] = set()
     for _ in range(REPEATS):
         changed.update(_differences(first, run()))
-    assert not changed, f"per-user values changed between identical calls: {sorted(changed)}"
+    assert not changed, f"values changed between identical calls: {sorted(changed)}"
 
 
 def test_curves_twice(data: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ Polars 2 collects with its streaming engine: a group's float values are added
 in the order its threads meet them, and joins do not keep row order, so a sum
 over rows that come from a join or from several places can change in the last
 bit from call to call (and a tie broken on it can flip). The measures add such
-rows with :func:`polars_rankmetrics._sums.ordered_sum`. This test evaluates
+rows exactly (:mod:`polars_rankmetrics._sums`). This test evaluates
 every measure the registry accepts under the default conventions (the same
 labels as :mod:`tests.test_one_number`), per user and through ``curves``, on
 data large enough to spread a list's rows over several morsels and threads,

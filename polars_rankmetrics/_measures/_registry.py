@@ -344,7 +344,10 @@ class Measure:
         Per-user sums over the user's truth rows with a positive grade
         (:data:`GRADE`, :data:`RELEVANT`, and with input ``"propensity"`` its
         columns), whether recommended or not: one value per user of the truth,
-        shared by every group only the recommendations have (models).
+        shared by every group only the recommendations have (models). Each
+        partial's ``expr`` is the row's term (null: not summed), not an
+        aggregation: the truth rows come out of joins in no fixed order, so the
+        plan sums the terms exactly (:func:`polars_rankmetrics._sums.exact_sums`).
     finals
         Per-user expressions over the partials (and :data:`N_RELEVANT`, the
         ideal DCG...), one per part suffix of ``aggregation`` (``""`` for the

@@ -89,7 +89,6 @@ from polars_rankmetrics._measures._registry import (
     Partial,
     register,
 )
-from polars_rankmetrics._sums import ordered_sum
 
 __all__ = ["DEBIASED", "DEFAULT_CLIP", "DEFAULT_GAMMA", "weight"]
 
@@ -152,8 +151,8 @@ def _norm(ctx: Context) -> str:
 
 
 def _truth_partials(ctx: Context) -> list[Partial]:
-    # the truth rows arrive from a join, in no fixed order: summed in one the data fixes
-    return [Partial(_norm(ctx), ordered_sum(weight(ctx).filter(pl.col(RELEVANT))))]
+    # the row's term: the plan sums it per user, exactly
+    return [Partial(_norm(ctx), pl.when(pl.col(RELEVANT)).then(weight(ctx)))]
 
 
 def _scale(ctx: Context, *, normalised: bool) -> pl.Expr:

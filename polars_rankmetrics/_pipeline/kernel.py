@@ -23,6 +23,7 @@ from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
 from polars_rankmetrics._pipeline.propensity import join_keys
 from polars_rankmetrics._pipeline.truth import nonrelevant_counts, truth_statistics
+from polars_rankmetrics._sums import exact_sums
 from polars_rankmetrics.conventions import Conventions
 
 
@@ -154,7 +155,7 @@ def _with_truth_partials(
     user_keys: Sequence[str],
     propensities: pl.LazyFrame | None,
 ) -> pl.LazyFrame:
-    """The per-user statistics with the sums the measures declare over the relevant truth."""
+    """The per-user statistics with the sums of the terms the measures declare over the truth."""
     partials = {
         partial.name: partial
         for request in requests
@@ -165,9 +166,8 @@ def _with_truth_partials(
     rows = relevant_truth
     if propensities is not None:
         rows = rows.join(propensities, on=join_keys(propensities), how="left")
-    sums = rows.group_by(user_keys).agg(
-        partial.expr.alias(name) for name, partial in partials.items()
-    )
+    # the terms' sums per user, exact: the rows come out of joins in no fixed order
+    sums = exact_sums(rows, user_keys, {name: partial.expr for name, partial in partials.items()})
     fills = [
         pl.col(name).fill_null(partial.fill)
         for name, partial in partials.items()

@@ -19,6 +19,12 @@ items shown (from the first k where any list shows it), of the pairs of
 lists sharing an item (C(x_i, 2) steps as x_i grows), and, for Σ x and
 Σ r x_(r), the sorted exposures at each requested k (items x requested ks
 rows). No pair of users is ever built.
+
+The float sums over users (the steps at each k, the attention-weighted
+exposures) add rows that come out of joins and group-bys in no fixed order:
+they are :func:`polars_rankmetrics._sums.ordered_sum`'s, added in an order the
+data fixes, so a curve is the same to the last bit on every call. Counts are
+integer sums, exact in any order.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._sums import ordered_sum
 
 __all__ = ["ListCurve", "list_curves"]
 
@@ -225,7 +232,12 @@ def _user_values(
                 term.is_not_null().cast(pl.Int64).alias(curve.counted),
             )
         )
-        sums = [pl.col(name).sum() for curve, _ in means for name in (curve.column, curve.counted)]
+        # a (list, rank) may hold several rows (tied ranks): the terms in an order of their own
+        sums = [
+            expr
+            for curve, _ in means
+            for expr in (ordered_sum(pl.col(curve.column)), pl.col(curve.counted).sum())
+        ]
     summed = [name for curve, _ in means for name in (curve.column, curve.counted)]
     steps = (
         rows.group_by([*list_keys, POS])
@@ -283,10 +295,13 @@ def _finish_users(
             (value.is_not_null() & before.is_null()).cast(pl.Int64).alias(f"__prm_n{index}"),
         ]
     columns = [f"__prm_{part}{index}" for index in range(len(curves)) for part in "dqn"]
+    floats = [name for name in columns if not name.startswith("__prm_n")]
+    counts = [name for name in columns if name.startswith("__prm_n")]
+    # the users' steps at one k, in an order the data fixes (the counts are exact anyway)
     sums = (
         values.select(*by, pl.col(POS).cast(pl.Int64).alias(_K), *steps)
         .group_by([*by, _K])
-        .agg(pl.col(columns).sum())
+        .agg(*(ordered_sum(pl.col(name)) for name in floats), pl.col(counts).sum())
     )
     running = (
         grid.join(sums, on=[*by, _K], how="left")
@@ -401,7 +416,7 @@ def _group_curves(
     for index, p in enumerate(weights):
         attended = (
             lists.group_by([*by, item, POS])
-            .agg(attention_within(pl.col(POS), None, p).sum().alias("__prm_x"))
+            .agg(ordered_sum(attention_within(pl.col(POS), None, p)).alias("__prm_x"))
             .sort([*by, item, POS])
             .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
         )
@@ -484,8 +499,12 @@ def _sorted_exposures(
     )
     x = pl.col("__prm_after")
     ordered = x.sort()
+    # counts sum exactly in any order; the attention-weighted exposures (floats) from the
+    # join above, in no fixed order, are added in one the data fixes
+    weighted = exposures.collect_schema()["__prm_after"].is_float()
+    total = ordered_sum(x) if weighted else x.sum()
     return exposures.group_by([*by, _K]).agg(
-        x.sum().cast(pl.Float64).alias("__prm_sx"),
+        total.cast(pl.Float64).alias("__prm_sx"),
         # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
         ((ordered.cum_count()) * ordered).sum().cast(pl.Float64).alias("__prm_rx"),
     )

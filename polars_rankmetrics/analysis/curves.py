@@ -678,7 +678,10 @@ def _values(
             CURVE_LIST, pl.int_ranges(one, last + 1, dtype=pl.Int64).alias(POS)
         ).explode(POS)
     pieces.append(ticks.with_columns(pl.lit(None, pl.Float64).alias(name) for name in names))
-    rows = pl.concat(pieces, how="vertical").sort(CURVE_LIST, POS)
+    # a table may hold several rows at one position (the truth table: all at position 1),
+    # which come out of joins in no fixed order: sorted by their terms too, the running
+    # sums add them in an order the data fixes (rows equal in every column are alike)
+    rows = pl.concat(pieces, how="vertical").sort(CURVE_LIST, POS, *names)
 
     def running(name: str, how: str) -> pl.Expr:
         term = pl.col(name).fill_null(0.0)

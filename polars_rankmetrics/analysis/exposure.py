@@ -124,8 +124,9 @@ def _memberships(
             f"{repeated.row(0, named=True)}: one weight per item and group"
         )
     rows = rows.unique([item, group]) if weight is None else rows
-    # unique() and explode() leave the rows in no fixed order
-    total = ordered_sum(pl.col(W)).over(item)
+    # the weights given come out of unique() and explode() in no fixed order: summed in one
+    # the data fixes; without them each row is 1.0, whose sum (the item's m groups) is exact
+    total = pl.col(W).sum().over(item) if weight is None else ordered_sum(pl.col(W)).over(item)
     empty = rows.group_by(item).agg(pl.col(W).sum()).filter(pl.col(W) <= 0).collect()
     if empty.height:
         raise ValueError(

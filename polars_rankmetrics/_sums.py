@@ -7,22 +7,29 @@ several places (a join, a concatenation, a group spread over many morsels)
 can differ in the last bit from one call to the next, and a tie broken on
 that value can flip (a plain ``mean()`` of the same per-user values gave four
 different last digits in eight runs of one call). Evaluation gives the same
-number twice: the sums are exact, in fixed point.
-:func:`fixed_point`, over the whole frame (``with_columns``), scales each
-column by one power of two, chosen from its largest magnitude so that every
-value fits 90 bits, and rounds it to an Int128; :func:`exact_mean`, in
-``select`` or ``group_by(...).agg``, and :func:`exact_sums`, per group of a
-frame, sum the integers, which is exact in any order, round the sum to float
-once and divide once. Scaling in a step of its own keeps the aggregation a
-plain integer sum, about 1.5x a float sum (reading the scale inside
-``group_by(...).agg`` cost 4x; sorting each group's terms to add them in a
-fixed order, 2.6x). Rounding to 2^-90 of the largest magnitude leaves every
-group whose sum is above 2^-37 of it as close to the exact sum as the float's
-precision allows, and a sum of up to 2^37 values fits Int128. Columns with
-NaN or infinities, with no non-zero value, or with magnitudes beyond
-``2^±60`` take the plain float sum. :func:`fixed_point_column` is the variant
-for running sums and differences (curves): always an integer, its scale
-optionally per group.
+number twice, in one of two ways.
+
+**Exact sums in fixed point** (sums over many rows): :func:`fixed_point`,
+over the whole frame (``with_columns``), scales each column by one power of
+two, chosen from its largest magnitude so that every value fits 90 bits, and
+rounds it to an Int128; :func:`exact_mean`, in ``select`` or
+``group_by(...).agg``, and :func:`exact_sums`, per group of a frame, sum the
+integers, which is exact in any order, round the sum to float once and divide
+once. Scaling in a step of its own keeps the aggregation a plain integer sum,
+about 1.5x a float sum (reading the scale inside ``group_by(...).agg`` cost
+4x; sorting each group's terms to add them in a fixed order, 2.6x). Rounding
+to 2^-90 of the largest magnitude leaves every group whose sum is above 2^-37
+of it as close to the exact sum as the float's precision allows, and a sum of
+up to 2^37 values fits Int128. Columns with NaN or infinities, with no
+non-zero value, or with magnitudes beyond ``2^±60`` take the plain float sum.
+:func:`fixed_point_column` is the variant for running sums and differences
+(curves): always an integer, its scale optionally per group.
+
+**Sorted sums** (a few rows inside an aggregation that reads other columns,
+where no column can be scaled first): :func:`ordered_sum` sorts the group's
+terms by value, an order fixed by the data alone, and adds them one after
+another. Polars then runs the aggregation group by group: over many small
+groups it costs several times a plain sum.
 
 Integer sums are exact in any order and need none of this.
 """
@@ -40,6 +47,7 @@ __all__ = [
     "exact_sums",
     "fixed_point",
     "fixed_point_column",
+    "ordered_sum",
 ]
 
 # the scaled values stay below 2^90: a sum of up to 2^37 of them fits Int128
@@ -173,6 +181,24 @@ def _float(name: str) -> str:
 
 def _lost(name: str) -> str:
     return f"{PREFIX}lost|{name}"
+
+
+def ordered_sum(term: pl.Expr) -> pl.Expr:
+    """The sum of the non-null values of ``term``, added in ascending order.
+
+    An aggregation, as ``term.sum()``: 0 without values, NaN with one. Equal
+    terms are interchangeable, so sorting by value fixes the order for any data.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"g": [1, 1, 1, 2], "x": [1e16, 1.0, -1e16, None]})
+    >>> forward = frame.group_by("g").agg(ordered_sum(pl.col("x"))).sort("g")
+    >>> backward = frame.reverse().group_by("g").agg(ordered_sum(pl.col("x"))).sort("g")
+    >>> forward.equals(backward), forward["x"].to_list()
+    (True, [0.0, 0.0])
+    """
+    # cum_sum adds in the order given; the optimiser drops a sort before sum()
+    return term.drop_nulls().sort().cum_sum().last().fill_null(0.0)
 
 
 def fixed_point_column(value: pl.Expr, name: str, over: Sequence[str] = ()) -> list[pl.Expr]:

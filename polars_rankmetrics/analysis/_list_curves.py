@@ -19,6 +19,13 @@ items shown (from the first k where any list shows it), of the pairs of
 lists sharing an item (C(x_i, 2) steps as x_i grows), and, for Σ x and
 Σ r x_(r), the sorted exposures at each requested k (items x requested ks
 rows). No pair of users is ever built.
+
+The float sums add rows that come out of joins and group-bys in no fixed
+order, so each is made independent of it (a curve is the same to the last
+bit on every call): over users (the steps at each k), exact sums in fixed
+point; over a few rows (tied ranks, an item's attention at a position, the
+shown items' exposures), :func:`polars_rankmetrics._sums.ordered_sum`'s.
+Counts are integer sums, exact in any order.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
-from polars_rankmetrics._sums import fixed_point_column
+from polars_rankmetrics._sums import fixed_point_column, ordered_sum
 
 __all__ = ["ListCurve", "list_curves"]
 
@@ -226,7 +233,12 @@ def _user_values(
                 term.is_not_null().cast(pl.Int64).alias(curve.counted),
             )
         )
-        sums = [pl.col(name).sum() for curve, _ in means for name in (curve.column, curve.counted)]
+        # a (list, rank) may hold several rows (tied ranks): the terms in an order of their own
+        sums = [
+            expr
+            for curve, _ in means
+            for expr in (ordered_sum(pl.col(curve.column)), pl.col(curve.counted).sum())
+        ]
     summed = [name for curve, _ in means for name in (curve.column, curve.counted)]
     steps = (
         rows.group_by([*list_keys, POS])
@@ -417,7 +429,7 @@ def _group_curves(
     for index, p in enumerate(weights):
         attended = (
             lists.group_by([*by, item, POS])
-            .agg(attention_within(pl.col(POS), None, p).sum().alias("__prm_x"))
+            .agg(ordered_sum(attention_within(pl.col(POS), None, p)).alias("__prm_x"))
             .sort([*by, item, POS])
             .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
         )
@@ -500,8 +512,12 @@ def _sorted_exposures(
     )
     x = pl.col("__prm_after")
     ordered = x.sort()
+    # counts sum exactly in any order; the attention-weighted exposures (floats) from the
+    # join above, in no fixed order, are added in one the data fixes
+    weighted = exposures.collect_schema()["__prm_after"].is_float()
+    total = ordered_sum(x) if weighted else x.sum()
     return exposures.group_by([*by, _K]).agg(
-        x.sum().cast(pl.Float64).alias("__prm_sx"),
+        total.cast(pl.Float64).alias("__prm_sx"),
         # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
         ((ordered.cum_count()) * ordered).sum().cast(pl.Float64).alias("__prm_rx"),
     )

@@ -18,6 +18,10 @@ No row per depth is made. Pairs with a tie group sum over one row per
 (pair, depth) instead (:func:`_tied`): the steps of the items are counted at
 the depth they complete, and the tied positions of an item add rows of
 their own.
+
+The rows summed per pair come out of joins, in an order the streaming engine
+does not fix: every float sum is :func:`polars_rankmetrics._sums.ordered_sum`'s
+(added in an order the data fixes), so a call gives the same bits every time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import ordered_sum
 
 __all__ = ["ITEM", "LONG", "SHORT", "B", "Lists", "RboRequest", "T", "contribution", "rbo"]
 
@@ -134,7 +139,7 @@ def _untied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl
         .agg(
             pl.len().alias("x_l"),
             (pl.col(_F) <= pl.col(SHORT)).sum().alias("x_s"),
-            *(pl.col(f"{_h(p)}_f").sum().alias(f"sum_{p!r}") for p in ps),
+            *(ordered_sum(pl.col(f"{_h(p)}_f")).alias(f"sum_{p!r}") for p in ps),
         )
     )
     # the maximum: S continues with L's unseen items in L's order, the j-th at depth s + j,
@@ -149,7 +154,7 @@ def _untied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl
         .group_by(keys)
         .agg(
             pl.len().alias("m_n"),
-            *(pl.col(f"{_h(p)}_f").sum().alias(f"m_{p!r}") for p in ps),
+            *(ordered_sum(pl.col(f"{_h(p)}_f")).alias(f"m_{p!r}") for p in ps),
         )
     )
     pairs = lists.lengths.filter(l > 0).join(common, on=keys, how="left")
@@ -254,8 +259,13 @@ def _depth_table(lists: Lists, keys: list[str], *, need_max: bool) -> pl.LazyFra
             ranked, keys, pl.max_horizontal(_TL, j), pl.max_horizontal(_BL, j), alone, name="m"
         )
         names.append("m")
-    summed = pl.concat(events, how="diagonal").group_by([*keys, _D]).agg(pl.all().sum())
-    columns = summed.collect_schema().names()
+    every = pl.concat(events, how="diagonal")
+    columns = every.collect_schema().names()
+    # the steps are integers (exact in any order); the ramps' fractions in an order of their own
+    summed = every.group_by([*keys, _D]).agg(
+        *(pl.col(f"step_{name}").sum() for name in names),
+        *(ordered_sum(pl.col(f"ramp_{name}")) for name in names if f"ramp_{name}" in columns),
+    )
     level = [
         (
             pl.col(f"step_{name}").fill_null(0).cum_sum().over(keys).cast(pl.Float64)
@@ -271,47 +281,74 @@ def _depth_table(lists: Lists, keys: list[str], *, need_max: bool) -> pl.LazyFra
     )
 
 
+def _sum(name: str, p: float | None = None) -> str:
+    """The column of one sum of :func:`_depth_sums` (of persistence ``p``)."""
+    return f"{PREFIX}{name}" if p is None else f"{PREFIX}{name}_{p!r}"
+
+
 def _depth_sums(requests: Sequence[RboRequest]) -> list[pl.Expr]:
-    """RBO of one pair from its rows of :func:`_depth_table` (aggregations, no windows)."""
+    """The sums over one pair's rows of :func:`_depth_table` that RBO reads (aggregations).
+
+    Each sum once per persistence p (the forms of one p share them); named as
+    :func:`_from_sums` reads them. Every one an :func:`ordered_sum`.
+    """
     short, long, depth = pl.col(SHORT), pl.col(LONG), pl.col(_D)
     x = pl.col("x")
-    s, l = short.first(), long.first()  # noqa: E741 - Webber et al.'s names
-    x_s = x.filter(depth == short).first().fill_null(0.0)
-    # all of the longer list's items have completed by depth l: X_d = X_l from there on
-    x_l = x.filter(depth == long).first()
     seen = depth <= short
     between = (depth > short) & (depth <= long)
-    sums = []
-    for one in requests:
-        p = one.p
+    sums = [
+        short.first(),
+        long.first(),
+        x.filter(depth == short).first().fill_null(0.0).alias(_sum("x_s")),
+        # all of the longer list's items have completed by depth l: X_d = X_l from there on
+        x.filter(depth == long).first().alias(_sum("x_l")),
+    ]
+    for p in sorted({one.p for one in requests}):
+        forms = {one.form for one in requests if one.p == p}
         over_d = pl.lit(p, pl.Float64).pow(depth) / depth
-        head = (x * over_d).filter(seen).sum()
-        low_mid = (x * over_d).filter(between).sum()
-        harmonic = over_d.filter(depth <= long).sum()
-        low = head + low_mid + x_l * (math.log(1 / (1 - p)) - harmonic)
-        scale = (1 - p) / p
-        if one.form == "ext":
-            a_s = pl.when(s > 0).then(x_s / s).otherwise(0.0)
+        sums += [
+            ordered_sum((x * over_d).filter(seen)).alias(_sum("head", p)),
+            ordered_sum((x * over_d).filter(between)).alias(_sum("low_mid", p)),
+            ordered_sum(over_d.filter(depth <= long)).alias(_sum("harmonic", p)),
+        ]
+        if "ext" in forms:
             unseen = pl.col("u") / pl.col("n")
-            grown = ((depth - short) * unseen * over_d).filter(between).sum()
-            tail = (x_l + (l - s) * a_s) / l * pl.lit(p, pl.Float64).pow(l)
-            value = pl.when(s > 0).then(scale * (head + low_mid + a_s * grown) + tail)
-            sums.append(value.otherwise(0.0).alias(one.label))
-        elif one.form == "min":
-            sums.append((scale * low).alias(one.label))
-        else:
+            grown = ordered_sum(((depth - short) * unseen * over_d).filter(between))
+            sums.append(grown.alias(_sum("grown", p)))
+        if "res" in forms:
             # depths l < d < f + 1, f = l + s - X_l: overlap 2d - l - s + X_l (x is X_l there)
             beyond = (depth > long) & (depth < long + short - x + 1)
-            far = ((2 * depth - long - short + x) * over_d).filter(beyond).sum()
-            best = (pl.col("m") * over_d).filter(between).sum()
-            f = l + s - x_l
-            high = scale * (head + low_mid + best + far) + pl.lit(p, pl.Float64).pow(f)
-            sums.append((high - scale * low).alias(one.label))
+            far = ordered_sum(((2 * depth - long - short + x) * over_d).filter(beyond))
+            best = ordered_sum((pl.col("m") * over_d).filter(between))
+            sums += [far.alias(_sum("far", p)), best.alias(_sum("best", p))]
     return sums
+
+
+def _from_sums(request: RboRequest) -> pl.Expr:
+    """RBO of one pair from the columns of :func:`_depth_sums`."""
+    p, form = request.p, request.form
+    s, l = pl.col(SHORT), pl.col(LONG)  # noqa: E741 - Webber et al.'s names
+    x_s, x_l = pl.col(_sum("x_s")), pl.col(_sum("x_l"))
+    head, low_mid = pl.col(_sum("head", p)), pl.col(_sum("low_mid", p))
+    low = head + low_mid + x_l * (math.log(1 / (1 - p)) - pl.col(_sum("harmonic", p)))
+    scale = (1 - p) / p
+    if form == "ext":
+        a_s = pl.when(s > 0).then(x_s / s).otherwise(0.0)
+        tail = (x_l + (l - s) * a_s) / l * pl.lit(p, pl.Float64).pow(l)
+        value = pl.when(s > 0).then(
+            scale * (head + low_mid + a_s * pl.col(_sum("grown", p))) + tail
+        )
+        return value.otherwise(0.0)
+    if form == "min":
+        return scale * low
+    f = l + s - x_l
+    high = scale * (head + low_mid + pl.col(_sum("best", p)) + pl.col(_sum("far", p)))
+    return high + pl.lit(p, pl.Float64).pow(f) - scale * low
 
 
 def _tied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl.LazyFrame:
     """RBO of pairs with ties, summed over one row per (pair, depth)."""
     need_max = any(one.form == "res" for one in requests)
     frame = _depth_table(lists, keys, need_max=need_max)
-    return frame.group_by(keys).agg(_depth_sums(requests))
+    sums = frame.group_by(keys).agg(_depth_sums(requests))
+    return sums.select(*keys, *(_from_sums(one).alias(one.label) for one in requests))

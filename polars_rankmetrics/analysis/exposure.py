@@ -12,6 +12,13 @@ more than a mean per list:
   2022 evaluation script computes it.
 
 Definitions and caveats: ``docs/exposure-fairness.md``.
+
+Every float sum here adds rows that come out of joins (the lists with the
+catalog, the samples with the truth), whose order the streaming engine does
+not keep: they are :func:`polars_rankmetrics._sums.ordered_sum`'s, added in
+an order the data fixes, and the means over users are exact
+(:func:`polars_rankmetrics._pipeline.aggregate.exact_mean`), so every call
+gives the same bits.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from polars_rankmetrics import _validation as v
 from polars_rankmetrics._measures.lists._shared import W
 from polars_rankmetrics._measures.lists.fairness import attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
+from polars_rankmetrics._sums import exact_mean, fixed_point, ordered_sum
 
 __all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
 
@@ -115,7 +123,9 @@ def _memberships(
             f"{repeated.row(0, named=True)}: one weight per item and group"
         )
     rows = rows.unique([item, group]) if weight is None else rows
-    total = pl.col(W).sum().over(item)
+    # the weights given come out of unique() and explode() in no fixed order: summed in one
+    # the data fixes; without them each row is 1.0, whose sum (the item's m groups) is exact
+    total = pl.col(W).sum().over(item) if weight is None else ordered_sum(pl.col(W)).over(item)
     empty = rows.group_by(item).agg(pl.col(W).sum()).filter(pl.col(W) <= 0).collect()
     if empty.height:
         raise ValueError(
@@ -129,7 +139,7 @@ def _targets(pairs: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
     n = pairs.select(pl.col(item).n_unique().cast(pl.Float64).alias("__prm_n"))
     return (
         pairs.group_by(group)
-        .agg(pl.col(W).sum().alias(_T))
+        .agg(ordered_sum(pl.col(W)).alias(_T))
         .join(n, how="cross")
         .select(group, (pl.col(_T) / pl.col("__prm_n")).alias(_T))
     )
@@ -244,7 +254,7 @@ def group_exposure(
         lists.select(*keys, item, attention(pl.col(rank), patience).alias(_A))
         .join(pairs, on=item)
         .group_by([*keys, group])
-        .agg((pl.col(_A) * pl.col(W)).sum().alias("exposure"))
+        .agg(ordered_sum(pl.col(_A) * pl.col(W)).alias("exposure"))
     )
     targets = _targets(pairs, item, group)
     frame = lists.select(keys).unique() if keys else pl.LazyFrame({"__prm_one": [1]})
@@ -254,7 +264,8 @@ def group_exposure(
         if keys
         else grid.join(shown, on=group, how="left")
     )
-    total = pl.col("exposure").sum().over(keys) if keys else pl.col("exposure").sum()
+    summed = ordered_sum(pl.col("exposure"))
+    total = summed.over(keys) if keys else summed
     difference = pl.col("share") - pl.col("target")
     spread = (
         (difference.max() - difference.min()).over(keys)
@@ -423,7 +434,9 @@ def expected_exposure(
         runs.join(samples, on=list_keys)
         .group_by([*list_keys, item])
         .agg(
-            (attention(pl.col(rank), patience) / pl.col("__prm_s").cast(pl.Float64)).sum().alias(_E)
+            ordered_sum(
+                attention(pl.col(rank), patience) / pl.col("__prm_s").cast(pl.Float64)
+            ).alias(_E)
         )
     )
     grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
@@ -446,9 +459,9 @@ def expected_exposure(
     )
     e, target = pl.col(_E), pl.col(_T)
     values = both.group_by(list_keys).agg(
-        ((e - target) ** 2).sum().alias("ee_l"),
-        (e**2).sum().alias("ee_d"),
-        (2.0 * e * target).sum().alias("ee_r"),
+        ordered_sum((e - target) ** 2).alias("ee_l"),
+        ordered_sum(e**2).alias("ee_d"),
+        ordered_sum(2.0 * e * target).alias("ee_r"),
     )
     return _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
 
@@ -587,7 +600,7 @@ def trec_fair_score(
     ).select(user, "__prm_idcg")
     ndcg = (
         gains.group_by(list_keys)
-        .agg((_discount(pl.col("__prm_pos")) * pl.col("__prm_rel")).sum().alias("__prm_dcg"))
+        .agg(ordered_sum(_discount(pl.col("__prm_pos")) * pl.col("__prm_rel")).alias("__prm_dcg"))
         .join(ideal, on=user, how="left")
         .select(*list_keys, (pl.col("__prm_dcg") / pl.col("__prm_idcg")).alias("ndcg"))
     )
@@ -595,10 +608,14 @@ def trec_fair_score(
         _discount(pl.col("__prm_pos")).alias(_A)
     )
     # the attention over the known items only (the script drops unknown pages' discounts)
-    totals = known.unique([*list_keys, item]).group_by(list_keys).agg(pl.col(_A).sum().alias("__t"))
+    totals = (
+        known.unique([*list_keys, item])
+        .group_by(list_keys)
+        .agg(ordered_sum(pl.col(_A)).alias("__t"))
+    )
     shares = (
         known.group_by([*list_keys, group])
-        .agg((pl.col(_A) * pl.col(W)).sum().alias("__prm_d"))
+        .agg(ordered_sum(pl.col(_A) * pl.col(W)).alias("__prm_d"))
         .join(totals, on=list_keys)
         .with_columns(pl.col("__prm_d") / pl.col("__t"))
     )
@@ -613,7 +630,7 @@ def trec_fair_score(
         t * (t / mid).log()
     ).otherwise(0.0)
     awrf = both.group_by(list_keys).agg(
-        (1.0 - (0.5 * half.sum()).clip(lower_bound=0.0)).alias("awrf")
+        (1.0 - (0.5 * ordered_sum(half)).clip(lower_bound=0.0)).alias("awrf")
     )
     scored = (
         ndcg.join(awrf, on=list_keys, how="left")
@@ -641,7 +658,8 @@ def _goal(
             f"target has {bad.height} row(s) with a null or negative share, e.g. "
             f"{bad.row(0, named=True)}"
         )
-    total = pl.col("target").sum().over(keys) if keys else pl.col("target").sum()
+    summed = ordered_sum(pl.col("target"))
+    total = summed.over(keys) if keys else summed
     return goal.select(*keys, group, (pl.col("target") / total).alias(_T))
 
 
@@ -659,14 +677,19 @@ def _per_user_or_means(
     *,
     per_user: bool,
 ) -> pl.DataFrame:
-    """The per-user rows (sorted), or each column's mean per ``keys`` group with ``users``."""
+    """The per-user rows (sorted), or each column's mean per ``keys`` group with ``users``.
+
+    The means are exact (fixed point, scaled over all the users, as ``evaluate``'s): the
+    users' rows come out of joins in no fixed order.
+    """
     if per_user:
         return values.sort(list_keys).collect()
-    means = [pl.col(name).mean() for name in columns]
+    means = [exact_mean(name) for name in columns]
     counted = pl.len().alias("users")
+    scaled = values.with_columns(fixed_point(columns))
     result = (
-        values.group_by(keys).agg(*means, counted).sort(keys)
+        scaled.group_by(keys).agg(*means, counted).sort(keys)
         if keys
-        else values.select(*means, counted)
+        else scaled.select(*means, counted)
     )
     return result.collect()

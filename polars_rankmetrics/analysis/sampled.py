@@ -49,6 +49,7 @@ from polars_rankmetrics._measures._catalog import reads_truth
 from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
 from polars_rankmetrics._pipeline.sampled_probe import SampledMetricsWarning
 from polars_rankmetrics._progress import stage
+from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics.analysis._stats import FloatArray
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 
@@ -232,9 +233,12 @@ def sampled_metrics(
     if per_user:
         result = values.sort(keys)
     else:
+        # the users' rows come out of evaluate's joins in no fixed order: exact means (fixed
+        # point, scaled over all the users, as evaluate's), the same bits on every call
         result = (
-            values.group_by(by or pl.lit(0).alias("__prm_one"))
-            .agg(pl.len().alias("n_users"), *(pl.col(label).mean() for label in labels))
+            values.with_columns(fixed_point(labels))
+            .group_by(by or pl.lit(0).alias("__prm_one"))
+            .agg(pl.len().alias("n_users"), *(exact_mean(label) for label in labels))
             .drop("__prm_one", strict=False)
             .sort(by or "n_users")
         )

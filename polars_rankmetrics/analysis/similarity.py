@@ -32,6 +32,7 @@ from polars_rankmetrics._pipeline.inputs import Ties as StrictTies
 from polars_rankmetrics._pipeline.options import Roles, Unpack
 from polars_rankmetrics._pipeline.parse import _PATTERN
 from polars_rankmetrics._pipeline.rank_cut import score_value, with_positions
+from polars_rankmetrics._sums import exact_mean, fixed_point, ordered_sum
 from polars_rankmetrics.analysis import _rbo as rbo_plan
 from polars_rankmetrics.conventions import Duplicates, Ties
 
@@ -194,10 +195,13 @@ def _at_k(lists: rbo_plan.Lists, keys: list[str], measures: Sequence[_Measure]) 
     ts, bs = pl.col(f"{_S}{_T}"), pl.col(f"{_S}{_B}")
     tl, bl = pl.col(f"{_L}{_T}"), pl.col(f"{_L}{_B}")
     contribution = rbo_plan.contribution
+    # without ties every term is 0 or 1, a sum exact in any order; tie groups make
+    # fractions, and the shared items come out of a join in no fixed order
+    summed = (lambda term: term.sum()) if lists.tied is None else ordered_sum
     overlap = lists.common.group_by(keys).agg(
-        (contribution(ts, bs, pl.lit(one.k)) * contribution(tl, bl, pl.lit(one.k)))
-        .sum()
-        .alias(one.label)
+        summed(contribution(ts, bs, pl.lit(one.k)) * contribution(tl, bl, pl.lit(one.k))).alias(
+            one.label
+        )
         for one in measures
     )
     columns = []
@@ -394,11 +398,11 @@ def similarity(
     table = table.select(*keys, *labels).sort(keys)
     if not per_user:
         by = list(spec.by)
-        table = (
-            table.group_by(by).agg(pl.col(labels).mean()).sort(by)
-            if by
-            else table.select(pl.col(labels).mean())
-        )
+        # the users' rows come out of joins in no fixed order: exact means (fixed point,
+        # scaled over all the users, as evaluate's), the same bits on every call
+        means = [exact_mean(label) for label in labels]
+        table = table.with_columns(fixed_point(labels))
+        table = table.group_by(by).agg(means).sort(by) if by else table.select(means)
     guarded = v.guard(table, inputs.checks)
     if recs_pandas:
         from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional

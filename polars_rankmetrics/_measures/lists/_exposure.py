@@ -28,6 +28,7 @@ from polars_rankmetrics._measures.lists._hooks import (
 )
 from polars_rankmetrics._measures.lists._shared import agg, attach
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import exact_sums, ordered_sum
 
 __all__ = [
     "ANY_LIST",
@@ -110,7 +111,8 @@ def item_stats(
     shown = x.filter(x > 0)
     exprs: dict[ExposureStat, pl.Expr] = {
         "shown": shown.len().cast(pl.Float64),
-        "total": shown.sum().cast(pl.Float64),
+        # over the items in no fixed order: attention sums added in an order of their own
+        "total": (shown.sum() if p is None else ordered_sum(shown)).cast(pl.Float64),
         # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
         "ranked": (shown.sort().cum_count() * shown.sort()).sum().cast(pl.Float64),
         "pairs": (x * (x - 1)).sum().cast(pl.Float64) / 2.0,
@@ -130,15 +132,19 @@ def per_group(
     wanted = reads(requests)
     exposure_names = {weighting: stat_column("x", *weighting) for weighting in wanted}
 
-    def x_of(k: int | None, p: float | None) -> pl.Expr:
-        if p is not None:
-            return attention_within(pl.col(keys.rank), k, p).sum()
+    def count_within(k: int | None) -> pl.Expr:
         return (pl.len() if k is None else (pl.col(keys.rank) <= k).sum()).cast(pl.Int64)
 
-    # x_i per group, cutoff and patience: each (user, item) appears once in a list
-    exposures = lists.group_by([*by, keys.item]).agg(
-        x_of(*weighting).alias(name) for weighting, name in exposure_names.items()
-    )
+    # x_i per group, cutoff and patience: each (user, item) appears once in a list. The
+    # attention p^(r - 1) summed over the lists is a float sum over rows in no fixed
+    # order: exact (fixed point), the same bits on every call; counts are integers
+    attention = {
+        name: attention_within(pl.col(keys.rank), k, p)
+        for (k, p), name in exposure_names.items()
+        if p is not None
+    }
+    counts = [count_within(k).alias(name) for (k, p), name in exposure_names.items() if p is None]
+    exposures = exact_sums(lists, [*by, keys.item], attention, also=counts)
     columns = [
         expr
         for (k, p), stats in wanted.items()

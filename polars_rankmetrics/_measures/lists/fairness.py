@@ -65,6 +65,7 @@ from polars_rankmetrics._measures.lists._shared import (
     pack,
 )
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["AWRF", "NDKL", "check_patience"]
 
@@ -94,8 +95,7 @@ def _targets(pairs: pl.LazyFrame, item: str, label: str) -> pl.LazyFrame:
     """Each group's share of the catalog: (label, _T) from one row per (item, group, W)."""
     n = pl.col(item).n_unique().cast(pl.Float64)
     return (
-        pairs.group_by(label)
-        .agg(pl.col(W).sum().alias(_T))
+        exact_sums(pairs, [label], {_T: pl.col(W)})
         .join(pairs.select(n.alias("__prm_n")), how="cross")
         .select(label, (pl.col(_T) / pl.col("__prm_n")).alias(_T))
     )
@@ -129,18 +129,31 @@ def _awrf_value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     """AWRF per list code."""
     p, label, rank = request.number("p"), request.label, coded.keys.rank
     targets = _targets(coded.table, coded.keys.item, CAT_CODE)
-    # one integer key per (list, group): hashed about twice as fast as the two codes
-    sums = (
-        coded.labeled.group_by(pack(LIST_CODE, CAT_CODE).alias(KEY))
-        .agg((attention(pl.col(rank), p) * pl.col(W)).sum().alias(_D))
-        .select(high(KEY).alias(LIST_CODE), low(KEY).alias(CAT_CODE), _D)
+    # one integer key per (list, group): hashed about twice as fast as the two codes. The
+    # rows come out of joins in no fixed order: every float sum here is exact (fixed
+    # point), the same bits on every call
+    keyed = coded.labeled.with_columns(pack(LIST_CODE, CAT_CODE).alias(KEY))
+    sums = exact_sums(keyed, [KEY], {_D: attention(pl.col(rank), p) * pl.col(W)}).select(
+        high(KEY).alias(LIST_CODE), low(KEY).alias(CAT_CODE), _D
     )
     # the list's attention: Σ over its groups (each item's shares W sum to 1)
-    shares = sums.join(targets, on=CAT_CODE).with_columns(
-        pl.col(_D) / pl.col(_D).sum().over(LIST_CODE)
+    totals = exact_sums(sums, [LIST_CODE], {_TOTAL: pl.col(_D)})
+    shares = (
+        sums.join(targets, on=CAT_CODE)
+        .join(totals, on=LIST_CODE)
+        .with_columns(pl.col(_D) / pl.col(_TOTAL))
     )
     term, t = js_awrf(pl.col(_D), pl.col(_T))
-    return shares.group_by(LIST_CODE).agg(awrf_from_sums(term.sum(), t.sum()).alias(label))
+    return _awrf_of_sums(shares, [LIST_CODE], term, t, label)
+
+
+def _awrf_of_sums(
+    frame: pl.LazyFrame, keys: list[str], term: pl.Expr, t: pl.Expr, label: str
+) -> pl.LazyFrame:
+    """AWRF per ``keys`` from the exact sums of :func:`js_awrf`'s two parts over its groups."""
+    sums = exact_sums(frame, keys, {"__prm_term": term, "__prm_shown": t})
+    value = awrf_from_sums(pl.col("__prm_term"), pl.col("__prm_shown"))
+    return sums.select(*keys, value.alias(label))
 
 
 def _prefixes(rows: pl.LazyFrame, keys: list[str], position: str, weight: pl.Expr) -> pl.LazyFrame:
@@ -150,7 +163,7 @@ def _prefixes(rows: pl.LazyFrame, keys: list[str], position: str, weight: pl.Exp
     group of a list is carried from its first position to the list's end,
     so the frame has (groups of the list x positions from there) rows.
     """
-    steps = rows.group_by([*keys, CAT, position]).agg(weight.sum().alias(_D))
+    steps = exact_sums(rows, [*keys, CAT, position], {_D: weight})
     firsts = steps.group_by([*keys, CAT]).agg(pl.col(position).min().alias(_FIRST))
     positions = rows.select(*keys, position).unique()
     grid = firsts.join(positions, on=keys).filter(pl.col(position) >= pl.col(_FIRST))
@@ -181,18 +194,13 @@ def _awrf_curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     rows = rows.with_columns(attention(pl.col(position), p).alias(_A))
     running = _prefixes(rows, keys, position, pl.col(_A) * pl.col(W))
     totals = (
-        rows.group_by([*keys, position])
-        .agg((pl.col(_A) * pl.col(W)).sum().alias(_TOTAL))
+        exact_sums(rows, [*keys, position], {_TOTAL: pl.col(_A) * pl.col(W)})
         .sort([*keys, position])
         .with_columns(pl.col(_TOTAL).cum_sum().over(keys))
     )
     term, t = js_awrf(pl.col(_D) / pl.col(_TOTAL), pl.col(_T))
-    values = (
-        running.join(totals, on=[*keys, position])
-        .join(targets, on=CAT)
-        .group_by([*keys, position])
-        .agg(awrf_from_sums(term.sum(), t.sum()).alias(request.label))
-    )
+    shares = running.join(totals, on=[*keys, position]).join(targets, on=CAT)
+    values = _awrf_of_sums(shares, [*keys, position], term, t, request.label)
     return frames.steps.join(values, on=[*keys, position], how="left", maintain_order="left")
 
 
@@ -213,15 +221,18 @@ def _kl_steps(
     (group x position) grid is built.
     """
     c = pl.col(W).cum_sum().over([*keys, CAT])
-    steps = (
+    grown = (
         rows.join(targets, on=CAT)
         .sort([*keys, CAT, position])
         .with_columns(
             (_xlogx(c) - _xlogx(c - pl.col(W))).alias("__prm_s1"),
             (pl.col(W) * pl.col(_T).log()).alias("__prm_s2"),
         )
-        .group_by([*keys, position])
-        .agg(pl.col(W).sum().alias(_J), pl.col("__prm_s1").sum(), pl.col("__prm_s2").sum())
+    )
+    # a position's rows (an item's groups) come out of the join in no fixed order: exact sums
+    sums = {_J: pl.col(W), "__prm_s1": pl.col("__prm_s1"), "__prm_s2": pl.col("__prm_s2")}
+    steps = (
+        exact_sums(grown, [*keys, position], sums)
         .sort([*keys, position])
         .with_columns(pl.col(_J, "__prm_s1", "__prm_s2").cum_sum().over(keys))
         # i, the rows so far: a sum of shares, an integer up to rounding

@@ -47,6 +47,7 @@ from polars_rankmetrics._measures.lists._shared import (
     pack,
 )
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["ILD"]
 
@@ -95,7 +96,10 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
         inter = pl.col(_INTER).cast(pl.Float64)
         jaccard = inter / (pl.col(M).cast(pl.Float64) + pl.col(_M_B).cast(pl.Float64) - inter)
         both = intersections.select(LIST_CODE, jaccard.alias(_SIMILAR))
-        similar = pl.concat([same, mixed, both]).group_by(LIST_CODE).agg(pl.col(_SIMILAR).sum())
+        # fractions from joins, in no fixed order: summed exactly (the same bits every call)
+        similar = exact_sums(
+            pl.concat([same, mixed, both]), [LIST_CODE], {_SIMILAR: pl.col(_SIMILAR)}
+        )
         lengths = rows.group_by(LIST_CODE).agg(pl.len().cast(pl.Int64).alias(KU))
         per_list = lengths.join(similar, on=LIST_CODE, how="left").with_columns(
             pl.col(_SIMILAR).fill_null(0.0)
@@ -151,11 +155,8 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
         inter = pl.col("__prm_inter")
         jaccard = inter / (pl.col(M) + pl.col("__prm_m_b") - inter)
         parts.append(meetings.select(*list_keys, position, jaccard.alias("__prm_s")))
-    similar = (
-        pl.concat(parts)
-        .group_by([*list_keys, position])
-        .agg(pl.col("__prm_s").sum().alias("__prm_sim"))
-    )
+    # fractions from joins, in no fixed order: summed exactly (the same bits every call)
+    similar = exact_sums(pl.concat(parts), [*list_keys, position], {"__prm_sim": pl.col("__prm_s")})
     j = pl.col(frames.j)
     pairs = (j * (j - 1)).cast(pl.Float64) / 2.0
     return (

@@ -70,6 +70,13 @@ _POS, _LEN, _VALUE, _FUSED, _RUNS = (
 )
 _WEIGHT, _K, _CANDIDATES, _ROWS = "__prm_weight", "__prm_k", "__prm_candidates", "__prm_rows"
 _TERM, _RETRIEVED, _EVERYONE = "__prm_term", "__prm_retrieved", "__prm_everyone"
+# a list's sum, mean, population deviation and rows (the norms sum and zmuv)
+_LIST_SUM, _LIST_MEAN, _LIST_STD, _LIST_ROWS = (
+    "__prm_list_sum",
+    "__prm_list_mean",
+    "__prm_list_std",
+    "__prm_list_rows",
+)
 
 _RRF_K: Final = 60.0
 
@@ -291,10 +298,33 @@ def _normalised(norm: FusionNorm | None, lists: Sequence[str], score: str) -> pl
     if norm == "max":
         return s / pl.max_horizontal(high, pl.lit(_FLOOR))
     if norm == "sum":
-        spread = s.sum().over(lists) - low * pl.len().over(lists)
+        spread = pl.col(_LIST_SUM) - low * pl.len().over(lists)
         return (s - low) / pl.max_horizontal(spread, pl.lit(_FLOOR))
     # zmuv: zero mean, unit variance (population deviation, numpy's std)
-    return (s - s.mean().over(lists)) / pl.max_horizontal(s.std(ddof=0).over(lists), pl.lit(_FLOOR))
+    return (s - pl.col(_LIST_MEAN)) / pl.max_horizontal(pl.col(_LIST_STD), pl.lit(_FLOOR))
+
+
+def _with_list_sums(
+    frame: pl.LazyFrame, norm: FusionNorm | None, lists: Sequence[str], score: str
+) -> pl.LazyFrame:
+    """The rows with the sums over their list that ``norm`` reads (``sum``, ``zmuv``).
+
+    Exact sums (fixed point), joined back: a float sum over a list's rows would
+    change its last bit with their order, which a lazy input need not keep.
+    """
+    s = pl.col(score)
+    if norm == "sum":
+        return frame.join(exact_sums(frame, lists, {_LIST_SUM: s}), on=lists, how="left")
+    if norm != "zmuv":
+        return frame
+    count = pl.len().alias(_LIST_ROWS)
+    means = exact_sums(frame, lists, {_LIST_MEAN: s}, also=[count])
+    centred = frame.join(
+        means.select(*lists, pl.col(_LIST_MEAN) / pl.col(_LIST_ROWS)), on=lists, how="left"
+    )
+    squares = exact_sums(centred, lists, {_LIST_STD: (s - pl.col(_LIST_MEAN)) ** 2}, also=[count])
+    deviation = (pl.col(_LIST_STD) / pl.col(_LIST_ROWS)).sqrt()
+    return centred.join(squares.select(*lists, deviation), on=lists, how="left")
 
 
 def _contributions(
@@ -317,6 +347,7 @@ def _contributions(
             pl.len().over(groups).alias(_ROWS),
         )
     if not by_position:
+        frame = _with_list_sums(frame, norm, lists, score)
         frame = frame.with_columns(_normalised(norm, lists, score).alias(_VALUE))
     return frame
 

@@ -22,10 +22,13 @@ rows). No pair of users is ever built.
 
 The float sums add rows that come out of joins and group-bys in no fixed
 order, so each is made independent of it (a curve is the same to the last
-bit on every call): over users (the steps at each k), exact sums in fixed
-point; over a few rows (tied ranks, an item's attention at a position, the
-shown items' exposures), :func:`polars_rankmetrics._sums.ordered_sum`'s.
-Counts are integer sums, exact in any order.
+bit on every call): over users (the steps at each k) and over the rows of
+one rank of a list (tied ranks), exact sums in fixed point
+(:func:`polars_rankmetrics._sums.exact_sums`); an item's attention at a
+position is the number of lists holding it there times p^(r - 1); the shown
+items' attention-weighted exposures,
+:func:`polars_rankmetrics._sums.ordered_sum`'s. Counts are integer sums,
+exact in any order.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
-from polars_rankmetrics._sums import fixed_point_column, ordered_sum
+from polars_rankmetrics._sums import exact_sums, fixed_point_column, ordered_sum
 
 __all__ = ["ListCurve", "list_curves"]
 
@@ -214,7 +217,8 @@ def _user_values(
     list_keys = keys.lists
     rows = lists.select(*list_keys, keys.item, POS)
     means = [(curve, curve.hook) for curve in curves if isinstance(curve.hook, RowMean)]
-    sums: list[pl.Expr] = []
+    exact: dict[str, pl.Expr] = {}
+    counts: list[pl.Expr] = []
     if means and history is not None:
         # the measures' own popularity tables, so a curve at k reads the same c_i as evaluate
         measure_keys = Keys(tuple(keys.by), keys.user, keys.item, POS, shared=tuple(keys.shared))
@@ -233,16 +237,14 @@ def _user_values(
                 term.is_not_null().cast(pl.Int64).alias(curve.counted),
             )
         )
-        # a (list, rank) may hold several rows (tied ranks): the terms in an order of their own
-        sums = [
-            expr
-            for curve, _ in means
-            for expr in (ordered_sum(pl.col(curve.column)), pl.col(curve.counted).sum())
-        ]
+        # a (list, rank) may hold several rows (tied ranks), in no fixed order: exact sums
+        exact = {curve.column: pl.col(curve.column) for curve, _ in means}
+        counts = [pl.col(curve.counted).sum() for curve, _ in means]
     summed = [name for curve, _ in means for name in (curve.column, curve.counted)]
     steps = (
-        rows.group_by([*list_keys, POS])
-        .agg(pl.len().cast(pl.Int64).alias(_J), *sums)
+        exact_sums(
+            rows, [*list_keys, POS], exact, also=[pl.len().cast(pl.Int64).alias(_J), *counts]
+        )
         .sort([*list_keys, POS])
         .with_columns(pl.col([_J, *summed]).cum_sum().over(list_keys))
     )
@@ -427,9 +429,14 @@ def _group_curves(
         }
     )
     for index, p in enumerate(weights):
+        # the lists holding item i at rank r add p^(r - 1) each: their number times it,
+        # the same in any order
         attended = (
             lists.group_by([*by, item, POS])
-            .agg(ordered_sum(attention_within(pl.col(POS), None, p)).alias("__prm_x"))
+            .agg(pl.len().alias("__prm_x"))
+            .with_columns(
+                (attention_within(pl.col(POS), None, p) * pl.col("__prm_x")).alias("__prm_x")
+            )
             .sort([*by, item, POS])
             .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
         )

@@ -15,10 +15,12 @@ Definitions and caveats: ``docs/exposure-fairness.md``.
 
 Every float sum here adds rows that come out of joins (the lists with the
 catalog, the samples with the truth), whose order the streaming engine does
-not keep: they are :func:`polars_rankmetrics._sums.ordered_sum`'s, added in
-an order the data fixes, and the means over users are exact
-(:func:`polars_rankmetrics._pipeline.aggregate.exact_mean`), so every call
-gives the same bits.
+not keep: they are exact sums in fixed point
+(:func:`polars_rankmetrics._sums.exact_sums`), but for the few rows of one
+``by`` group's exposures (:func:`polars_rankmetrics._sums.ordered_sum`, added
+in an order the data fixes), and the means over users are exact
+(:func:`polars_rankmetrics._sums.exact_mean`), so every call gives the same
+bits.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from polars_rankmetrics import _validation as v
 from polars_rankmetrics._measures.lists._shared import W
 from polars_rankmetrics._measures.lists.fairness import attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
-from polars_rankmetrics._sums import exact_mean, fixed_point, ordered_sum
+from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point, ordered_sum
 
 __all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
 
@@ -41,6 +43,7 @@ Frame = pl.DataFrame | pl.LazyFrame
 _A = "__prm_attention"
 _E = "__prm_e"
 _T = "__prm_target"
+_TOTAL = "__prm_total"
 
 
 def _lazy(frame: object, name: str) -> pl.LazyFrame:
@@ -123,23 +126,26 @@ def _memberships(
             f"{repeated.row(0, named=True)}: one weight per item and group"
         )
     rows = rows.unique([item, group]) if weight is None else rows
-    # the weights given come out of unique() and explode() in no fixed order: summed in one
-    # the data fixes; without them each row is 1.0, whose sum (the item's m groups) is exact
-    total = pl.col(W).sum().over(item) if weight is None else ordered_sum(pl.col(W)).over(item)
     empty = rows.group_by(item).agg(pl.col(W).sum()).filter(pl.col(W) <= 0).collect()
     if empty.height:
         raise ValueError(
             f"items has {empty.height} item(s) whose weights sum to 0, e.g. "
             f"{empty.row(0, named=True)}"
         )
-    return rows.with_columns(pl.col(W) / total)
+    if weight is None:
+        # each row is 1.0: the sum (the item's m groups) is exact in any order
+        return rows.with_columns(pl.col(W) / pl.col(W).sum().over(item))
+    # the weights given come out of explode() in no fixed order: exact sums
+    totals = exact_sums(rows, [item], {_TOTAL: pl.col(W)})
+    return (
+        rows.join(totals, on=item, how="left").with_columns(pl.col(W) / pl.col(_TOTAL)).drop(_TOTAL)
+    )
 
 
 def _targets(pairs: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
     n = pairs.select(pl.col(item).n_unique().cast(pl.Float64).alias("__prm_n"))
     return (
-        pairs.group_by(group)
-        .agg(ordered_sum(pl.col(W)).alias(_T))
+        exact_sums(pairs, [group], {_T: pl.col(W)})
         .join(n, how="cross")
         .select(group, (pl.col(_T) / pl.col("__prm_n")).alias(_T))
     )
@@ -250,11 +256,10 @@ def group_exposure(
     if k is not None:
         lists = lists.filter(pl.col(rank) <= k)
     _missing(lists, pairs, item)
-    shown = (
-        lists.select(*keys, item, attention(pl.col(rank), patience).alias(_A))
-        .join(pairs, on=item)
-        .group_by([*keys, group])
-        .agg(ordered_sum(pl.col(_A) * pl.col(W)).alias("exposure"))
+    shown = exact_sums(
+        lists.select(*keys, item, attention(pl.col(rank), patience).alias(_A)).join(pairs, on=item),
+        [*keys, group],
+        {"exposure": pl.col(_A) * pl.col(W)},
     )
     targets = _targets(pairs, item, group)
     frame = lists.select(keys).unique() if keys else pl.LazyFrame({"__prm_one": [1]})
@@ -430,14 +435,10 @@ def expected_exposure(
     if k is not None:
         runs = runs.filter(pl.col(rank) <= k)
     samples = runs.group_by(list_keys).agg(pl.col(sample).n_unique().alias("__prm_s"))
-    exposure = (
-        runs.join(samples, on=list_keys)
-        .group_by([*list_keys, item])
-        .agg(
-            ordered_sum(
-                attention(pl.col(rank), patience) / pl.col("__prm_s").cast(pl.Float64)
-            ).alias(_E)
-        )
+    exposure = exact_sums(
+        runs.join(samples, on=list_keys),
+        [*list_keys, item],
+        {_E: attention(pl.col(rank), patience) / pl.col("__prm_s").cast(pl.Float64)},
     )
     grade = pl.lit(1.0) if relevance is None else pl.col(relevance).cast(pl.Float64)
     ideal = _ideal_exposure(
@@ -458,10 +459,10 @@ def expected_exposure(
         .with_columns(pl.col(_E).fill_null(0.0), pl.col(_T).fill_null(0.0))
     )
     e, target = pl.col(_E), pl.col(_T)
-    values = both.group_by(list_keys).agg(
-        ordered_sum((e - target) ** 2).alias("ee_l"),
-        ordered_sum(e**2).alias("ee_d"),
-        ordered_sum(2.0 * e * target).alias("ee_r"),
+    values = exact_sums(
+        both,
+        list_keys,
+        {"ee_l": (e - target) ** 2, "ee_d": e**2, "ee_r": 2.0 * e * target},
     )
     return _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
 
@@ -599,8 +600,9 @@ def trec_fair_score(
         .alias("__prm_idcg")
     ).select(user, "__prm_idcg")
     ndcg = (
-        gains.group_by(list_keys)
-        .agg(ordered_sum(_discount(pl.col("__prm_pos")) * pl.col("__prm_rel")).alias("__prm_dcg"))
+        exact_sums(
+            gains, list_keys, {"__prm_dcg": _discount(pl.col("__prm_pos")) * pl.col("__prm_rel")}
+        )
         .join(ideal, on=user, how="left")
         .select(*list_keys, (pl.col("__prm_dcg") / pl.col("__prm_idcg")).alias("ndcg"))
     )
@@ -608,14 +610,9 @@ def trec_fair_score(
         _discount(pl.col("__prm_pos")).alias(_A)
     )
     # the attention over the known items only (the script drops unknown pages' discounts)
-    totals = (
-        known.unique([*list_keys, item])
-        .group_by(list_keys)
-        .agg(ordered_sum(pl.col(_A)).alias("__t"))
-    )
+    totals = exact_sums(known.unique([*list_keys, item]), list_keys, {"__t": pl.col(_A)})
     shares = (
-        known.group_by([*list_keys, group])
-        .agg(ordered_sum(pl.col(_A) * pl.col(W)).alias("__prm_d"))
+        exact_sums(known, [*list_keys, group], {"__prm_d": pl.col(_A) * pl.col(W)})
         .join(totals, on=list_keys)
         .with_columns(pl.col("__prm_d") / pl.col("__t"))
     )
@@ -629,8 +626,8 @@ def trec_fair_score(
     half = pl.when(d > 0).then(d * (d / mid).log()).otherwise(0.0) + pl.when(t > 0).then(
         t * (t / mid).log()
     ).otherwise(0.0)
-    awrf = both.group_by(list_keys).agg(
-        (1.0 - (0.5 * ordered_sum(half)).clip(lower_bound=0.0)).alias("awrf")
+    awrf = exact_sums(both, list_keys, {"awrf": half}).with_columns(
+        (1.0 - (0.5 * pl.col("awrf")).clip(lower_bound=0.0)).alias("awrf")
     )
     scored = (
         ndcg.join(awrf, on=list_keys, how="left")
@@ -658,9 +655,9 @@ def _goal(
             f"target has {bad.height} row(s) with a null or negative share, e.g. "
             f"{bad.row(0, named=True)}"
         )
-    summed = ordered_sum(pl.col("target"))
-    total = summed.over(keys) if keys else summed
-    return goal.select(*keys, group, (pl.col("target") / total).alias(_T))
+    totals = exact_sums(goal, keys, {_TOTAL: pl.col("target")})
+    joined = goal.join(totals, on=keys, how="left") if keys else goal.join(totals, how="cross")
+    return joined.select(*keys, group, (pl.col("target") / pl.col(_TOTAL)).alias(_T))
 
 
 def _per_query_goal(goals: pl.LazyFrame, queries: pl.LazyFrame, user: str) -> pl.LazyFrame:

@@ -20,8 +20,9 @@ the depth they complete, and the tied positions of an item add rows of
 their own.
 
 The rows summed per pair come out of joins, in an order the streaming engine
-does not fix: every float sum is :func:`polars_rankmetrics._sums.ordered_sum`'s
-(added in an order the data fixes), so a call gives the same bits every time.
+does not fix: every float sum is exact, in fixed point
+(:func:`polars_rankmetrics._sums.exact_sums`), so a call gives the same bits
+every time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._names import PREFIX
-from polars_rankmetrics._sums import ordered_sum
+from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["ITEM", "LONG", "SHORT", "B", "Lists", "RboRequest", "T", "contribution", "rbo"]
 
@@ -131,31 +132,26 @@ def _untied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl
     s, l = pl.col(SHORT), pl.col(LONG)  # noqa: E741 - Webber et al.'s names
     table = _h_table(lists.lengths, ps).cache()
     # a shared item counts in X_d from F = its later position on
-    common = (
+    common = exact_sums(
         lists.common.join(lists.lengths, on=keys, how="left")
         .with_columns(pl.max_horizontal(_TS, _TL).alias(_F))
-        .pipe(lambda frame: _at(table, frame, pl.col(_F) - 1, "_f"))
-        .group_by(keys)
-        .agg(
-            pl.len().alias("x_l"),
-            (pl.col(_F) <= pl.col(SHORT)).sum().alias("x_s"),
-            *(ordered_sum(pl.col(f"{_h(p)}_f")).alias(f"sum_{p!r}") for p in ps),
-        )
+        .pipe(lambda frame: _at(table, frame, pl.col(_F) - 1, "_f")),
+        keys,
+        {f"sum_{p!r}": pl.col(f"{_h(p)}_f") for p in ps},
+        also=[pl.len().alias("x_l"), (pl.col(_F) <= pl.col(SHORT)).sum().alias("x_s")],
     )
     # the maximum: S continues with L's unseen items in L's order, the j-th at depth s + j,
     # each counted from max(its position in L, s + j) on
-    best = (
+    best = exact_sums(
         lists.unseen.join(lists.lengths, on=keys, how="left")
         .with_columns(
             pl.max_horizontal(_TL, pl.struct(_TL, ITEM).rank("ordinal").over(keys) + s).alias(_F)
         )
         .filter(pl.col(_F) <= l)
-        .pipe(lambda frame: _at(table, frame, pl.col(_F) - 1, "_f"))
-        .group_by(keys)
-        .agg(
-            pl.len().alias("m_n"),
-            *(ordered_sum(pl.col(f"{_h(p)}_f")).alias(f"m_{p!r}") for p in ps),
-        )
+        .pipe(lambda frame: _at(table, frame, pl.col(_F) - 1, "_f")),
+        keys,
+        {f"m_{p!r}": pl.col(f"{_h(p)}_f") for p in ps},
+        also=[pl.len().alias("m_n")],
     )
     pairs = lists.lengths.filter(l > 0).join(common, on=keys, how="left")
     if any(one.form == "res" for one in requests):
@@ -261,10 +257,10 @@ def _depth_table(lists: Lists, keys: list[str], *, need_max: bool) -> pl.LazyFra
         names.append("m")
     every = pl.concat(events, how="diagonal")
     columns = every.collect_schema().names()
-    # the steps are integers (exact in any order); the ramps' fractions in an order of their own
-    summed = every.group_by([*keys, _D]).agg(
-        *(pl.col(f"step_{name}").sum() for name in names),
-        *(ordered_sum(pl.col(f"ramp_{name}")) for name in names if f"ramp_{name}" in columns),
+    # the steps are integers (exact in any order); the ramps' fractions exact sums
+    ramps = {f"ramp_{name}": pl.col(f"ramp_{name}") for name in names if f"ramp_{name}" in columns}
+    summed = exact_sums(
+        every, [*keys, _D], ramps, also=[pl.col(f"step_{name}").sum() for name in names]
     )
     level = [
         (
@@ -286,42 +282,40 @@ def _sum(name: str, p: float | None = None) -> str:
     return f"{PREFIX}{name}" if p is None else f"{PREFIX}{name}_{p!r}"
 
 
-def _depth_sums(requests: Sequence[RboRequest]) -> list[pl.Expr]:
-    """The sums over one pair's rows of :func:`_depth_table` that RBO reads (aggregations).
+def _depth_sums(requests: Sequence[RboRequest]) -> tuple[dict[str, pl.Expr], list[pl.Expr]]:
+    """The sums over one pair's rows of :func:`_depth_table` that RBO reads.
 
-    Each sum once per persistence p (the forms of one p share them); named as
-    :func:`_from_sums` reads them. Every one an :func:`ordered_sum`.
+    Each sum once per persistence p (the forms of one p share them), named as
+    :func:`_from_sums` reads them: the row terms :func:`exact_sums` adds (null
+    off the depths summed), and the other aggregations (s, l, X_s, X_l).
     """
     short, long, depth = pl.col(SHORT), pl.col(LONG), pl.col(_D)
     x = pl.col("x")
     seen = depth <= short
     between = (depth > short) & (depth <= long)
-    sums = [
+    others = [
         short.first(),
         long.first(),
         x.filter(depth == short).first().fill_null(0.0).alias(_sum("x_s")),
         # all of the longer list's items have completed by depth l: X_d = X_l from there on
         x.filter(depth == long).first().alias(_sum("x_l")),
     ]
+    terms: dict[str, pl.Expr] = {}
     for p in sorted({one.p for one in requests}):
         forms = {one.form for one in requests if one.p == p}
         over_d = pl.lit(p, pl.Float64).pow(depth) / depth
-        sums += [
-            ordered_sum((x * over_d).filter(seen)).alias(_sum("head", p)),
-            ordered_sum((x * over_d).filter(between)).alias(_sum("low_mid", p)),
-            ordered_sum(over_d.filter(depth <= long)).alias(_sum("harmonic", p)),
-        ]
+        terms[_sum("head", p)] = pl.when(seen).then(x * over_d)
+        terms[_sum("low_mid", p)] = pl.when(between).then(x * over_d)
+        terms[_sum("harmonic", p)] = pl.when(depth <= long).then(over_d)
         if "ext" in forms:
             unseen = pl.col("u") / pl.col("n")
-            grown = ordered_sum(((depth - short) * unseen * over_d).filter(between))
-            sums.append(grown.alias(_sum("grown", p)))
+            terms[_sum("grown", p)] = pl.when(between).then((depth - short) * unseen * over_d)
         if "res" in forms:
             # depths l < d < f + 1, f = l + s - X_l: overlap 2d - l - s + X_l (x is X_l there)
             beyond = (depth > long) & (depth < long + short - x + 1)
-            far = ordered_sum(((2 * depth - long - short + x) * over_d).filter(beyond))
-            best = ordered_sum((pl.col("m") * over_d).filter(between))
-            sums += [far.alias(_sum("far", p)), best.alias(_sum("best", p))]
-    return sums
+            terms[_sum("far", p)] = pl.when(beyond).then((2 * depth - long - short + x) * over_d)
+            terms[_sum("best", p)] = pl.when(between).then(pl.col("m") * over_d)
+    return terms, others
 
 
 def _from_sums(request: RboRequest) -> pl.Expr:
@@ -350,5 +344,6 @@ def _tied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl.L
     """RBO of pairs with ties, summed over one row per (pair, depth)."""
     need_max = any(one.form == "res" for one in requests)
     frame = _depth_table(lists, keys, need_max=need_max)
-    sums = frame.group_by(keys).agg(_depth_sums(requests))
+    terms, others = _depth_sums(requests)
+    sums = exact_sums(frame, keys, terms, also=others)
     return sums.select(*keys, *(_from_sums(one).alias(one.label) for one in requests))

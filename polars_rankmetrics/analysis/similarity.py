@@ -32,7 +32,7 @@ from polars_rankmetrics._pipeline.inputs import Ties as StrictTies
 from polars_rankmetrics._pipeline.options import Roles, Unpack
 from polars_rankmetrics._pipeline.parse import _PATTERN
 from polars_rankmetrics._pipeline.rank_cut import score_value, with_positions
-from polars_rankmetrics._sums import exact_mean, fixed_point, ordered_sum
+from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point
 from polars_rankmetrics.analysis import _rbo as rbo_plan
 from polars_rankmetrics.conventions import Duplicates, Ties
 
@@ -195,14 +195,16 @@ def _at_k(lists: rbo_plan.Lists, keys: list[str], measures: Sequence[_Measure]) 
     ts, bs = pl.col(f"{_S}{_T}"), pl.col(f"{_S}{_B}")
     tl, bl = pl.col(f"{_L}{_T}"), pl.col(f"{_L}{_B}")
     contribution = rbo_plan.contribution
-    # without ties every term is 0 or 1, a sum exact in any order; tie groups make
-    # fractions, and the shared items come out of a join in no fixed order
-    summed = (lambda term: term.sum()) if lists.tied is None else ordered_sum
-    overlap = lists.common.group_by(keys).agg(
-        summed(contribution(ts, bs, pl.lit(one.k)) * contribution(tl, bl, pl.lit(one.k))).alias(
-            one.label
-        )
+    terms = {
+        one.label: contribution(ts, bs, pl.lit(one.k)) * contribution(tl, bl, pl.lit(one.k))
         for one in measures
+    }
+    # without ties every term is 0 or 1, a sum exact in any order; tie groups make
+    # fractions, and the shared items come out of a join in no fixed order: exact sums
+    overlap = (
+        lists.common.group_by(keys).agg(term.sum().alias(label) for label, term in terms.items())
+        if lists.tied is None
+        else exact_sums(lists.common, keys, terms)
     )
     columns = []
     for one in measures:

@@ -20,8 +20,9 @@ about 1.5x a float sum (reading the scale inside ``group_by(...).agg`` cost
 4x; sorting each group's terms to add them in a fixed order, 2.6x). Rounding
 to 2^-90 of the largest magnitude leaves every group whose sum is above 2^-37
 of it as close to the exact sum as the float's precision allows, and a sum of
-up to 2^37 values fits Int128. Columns with NaN or infinities, with no
-non-zero value, or with magnitudes beyond ``2^±60`` take the plain float sum.
+up to 2^37 values fits Int128. A group with NaN or infinities, and a column
+with no non-zero value or with magnitudes beyond ``2^±60``, take the plain
+float sum.
 :func:`fixed_point_column` is the variant for running sums and differences
 (curves): always an integer, its scale optionally per group.
 
@@ -68,8 +69,8 @@ def fixed_point(names: Sequence[str]) -> list[pl.Expr]:
     """The columns :func:`exact_mean` sums, for ``with_columns``.
 
     Over the whole frame, per column: the scale (a power of two, null where the
-    column is left to the float sum) and the values times the scale, rounded, as Int128 (null
-    for NaN and infinities).
+    column is left to the float sum) and the values times the scale, rounded,
+    as Int128 (null for NaN and infinities).
     """
     columns = []
     for name in dict.fromkeys(names):
@@ -108,8 +109,12 @@ def exact_mean(name: str) -> pl.Expr:
 
 
 def _scale_of(column: pl.Expr) -> pl.Expr:
-    """:func:`fixed_point`'s scale of ``column`` (null: left to the float sum)."""
-    magnitude = column.abs().max()
+    """:func:`fixed_point`'s scale of ``column`` (null: left to the float sum).
+
+    From the finite values only: a NaN or an infinity sends its own group to the
+    float sum (it becomes no integer) and leaves the other groups exact.
+    """
+    magnitude = column.filter(column.is_finite()).abs().max()
     return pl.when(magnitude.is_between(_SMALLEST, _LARGEST)).then(
         pl.lit(2.0).pow(_BITS - magnitude.log(2).ceil())
     )
@@ -129,15 +134,17 @@ def exact_sums(
     in any row order. ``also``: other aggregations of the group, computed
     beside. The scale is applied after the group-by (a cross join with one
     row): the aggregation stays a plain integer sum, about 1.5x a float sum,
-    where reading the scale inside it cost 4x. A column with NaN, infinities
-    or no non-zero value takes the float sum.
+    where reading the scale inside it cost 4x. A group with NaN or infinities,
+    and a column without a non-zero value, take the float sum.
 
     Examples
     --------
-    >>> frame = pl.LazyFrame({"g": [1, 1, 1, 2], "x": [1e16, 1.0, -1e16, None]})
+    >>> frame = pl.LazyFrame(
+    ...     {"g": [1, 1, 1, 2, 3, 3], "x": [1e16, 1.0, -1e16, None, 2.0, float("nan")]}
+    ... )
     >>> sums = exact_sums(frame, ["g"], {"total": pl.col("x")}, also=[pl.len().alias("n")])
     >>> sums.sort("g").collect().rows()
-    [(1, 3, 1.0), (2, 1, 0.0)]
+    [(1, 3, 1.0), (2, 1, 0.0), (3, 2, nan)]
     """
     names = list(terms)
     if not names:

@@ -56,10 +56,11 @@ def make_data(
                 "rel": rng.choice([1, 2, 3], truth_user.size, p=[0.6, 0.3, 0.1]),
             }
         )
-        .unique(["user", "item"], keep="first")
-        .sort("user")
+        # the same data in every process: keep the first of each pair, in order
+        .unique(["user", "item"], keep="first", maintain_order=True)
+        .sort("user", maintain_order=True)
     )
-    first_truth = truth.group_by("user").agg(pl.col("item").first())
+    first_truth = truth.group_by("user", maintain_order=True).agg(pl.col("item").first())
     chosen = np.zeros(n_users, dtype=np.int64)
     chosen[first_truth.get_column("user").to_numpy()] = first_truth.get_column("item").to_numpy()
     frames = []

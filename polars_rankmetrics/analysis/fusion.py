@@ -389,15 +389,13 @@ def _combined(method: FusionMethod) -> tuple[pl.Expr | None, list[pl.Expr], pl.E
     counted = [pl.len().alias(_RETRIEVED)]
     if method in ("sum", "wsum", "rrf"):
         return term, [], total
-    if method == "mnz":
+    if method in ("mnz", "isr"):
         return term, counted, total * retrieved
     if method == "anz":
         return term, counted, total / retrieved
     if method in ("max", "min", "med"):
         picked = {"max": value.max(), "min": value.min(), "med": value.median()}[method]
         return None, [picked.alias(_TERM)], total
-    if method == "isr":
-        return term, counted, total * retrieved
     if method == "log_isr":
         return term, counted, total * retrieved.log()
     # bordafuse: every run's share for the candidates it misses, R (c + 1) / 2 - rows / 2,
@@ -416,10 +414,7 @@ def _fused(
     """One row per (groups..., item): the fused ``score`` and its ``rank`` (1 = top)."""
     term, others, combined = _combined(method)
     keys = [*groups, item]
-    if term is None:
-        fused = frame.group_by(keys).agg(others)
-    else:
-        fused = exact_sums(frame, keys, {_TERM: term}, also=others)
+    fused = exact_sums(frame, keys, {} if term is None else {_TERM: term}, also=others)
     rank = pl.struct(pl.col(_FUSED), tie).rank("ordinal", descending=True).over(groups)
     return (
         fused.with_columns(combined.alias(_FUSED))

@@ -80,6 +80,9 @@ _SIGN_CELLS = 1 << 22
 SIGNIFICANT_DIGITS = 12
 """Per-user differences are compared to this many significant digits of their scale."""
 
+# below this scale the grid factor 10^(11 - floor(log10(scale))) passes float64's largest
+_TINY_SCALE = 1e-290
+
 # sums of integers held in float64 are exact below 2**53
 _EXACT_INTEGERS = 2.0**53
 
@@ -103,6 +106,11 @@ def on_grid(values: FloatArray, scale: float) -> FloatArray:
     """
     if values.size == 0 or not scale > 0 or not math.isfinite(scale):
         return values
+    if scale < _TINY_SCALE:
+        # 10^(11 - floor(log10(scale))) overflows: snap the values scaled by a power of
+        # two (exact) into [0.5, 1) of the scale, and scale the result back
+        mantissa, exponent = math.frexp(scale)
+        return np.ldexp(on_grid(np.ldexp(values, -exponent), mantissa), exponent) + 0.0
     factor = _grid_factor(scale)
     if factor >= 1:
         snapped = np.round(values * factor) / factor

@@ -250,3 +250,18 @@ def test_worked_t_test() -> None:
     low, high = _stats.t_interval(d, 0.95)
     assert low == pytest.approx(-0.0554260, abs=1e-6)
     assert high == pytest.approx(0.3554260, abs=1e-6)
+
+
+@pytest.mark.parametrize("scale", [2.2250738585072014e-308, 5e-324, 1e-300, 1e300, 1.7e308])
+def test_the_grid_holds_at_the_ends_of_the_float_range(scale: float) -> None:
+    # 10^(11 - floor(log10(scale))) overflowed for the smallest normal float (a
+    # hypothesis case of compare_per_user); values stay on their 12-digit grid
+    values = np.array([0.0, scale, -scale, scale / 2])
+    snapped = _stats.on_grid(values, scale)
+    assert snapped[0] == 0.0
+    assert snapped[1] == pytest.approx(scale, rel=1e-11)
+    assert snapped[2] == -snapped[1]
+    assert math.isfinite(snapped[3])
+    assert abs(snapped[3] - scale / 2) <= scale * 1e-11
+    # a difference below the grid step of the scale is zero
+    assert _stats.on_grid(np.array([scale * 1e-13]), scale)[0] == 0.0

@@ -10,12 +10,6 @@ from polars_rankmetrics import (
     sample,  # prm.sample.sample_data, as the docs use it
 )
 from polars_rankmetrics import namespace as _namespace  # registers .rank on Polars frames
-from polars_rankmetrics._pipeline.options import (
-    ConventionOptions,
-    EvaluateOptions,
-    ListInputs,
-    Roles,
-)
 from polars_rankmetrics._pipeline.overlap import IdOverlap, IdOverlapWarning, check_overlap
 from polars_rankmetrics._version import package_version as _package_version
 from polars_rankmetrics.analysis import (
@@ -66,6 +60,12 @@ from polars_rankmetrics.metrics import (
     reciprocal_rank,
 )
 from polars_rankmetrics.namespace import rank  # df.rank, typed (type checkers cannot see df.rank)
+from polars_rankmetrics.options import (
+    ConventionOptions,
+    EvaluateOptions,
+    ListInputs,
+    Roles,
+)
 from polars_rankmetrics.ranking import positions, relevance
 from polars_rankmetrics.sample import sample_data
 

@@ -23,7 +23,6 @@ from polars_rankmetrics._pipeline.aggregate import (
     per_user_values,
 )
 from polars_rankmetrics._pipeline.inputs import FrameT, as_list, like, to_lazy
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_spec, metric_specs
 from polars_rankmetrics._pipeline.plan import guard_evaluation, plan_call
 from polars_rankmetrics.conventions import (
@@ -36,6 +35,7 @@ from polars_rankmetrics.conventions import (
     UsersWithoutRecs,
     UsersWithoutTruth,
 )
+from polars_rankmetrics.options import EvaluateOptions, Unpack, read
 
 __all__ = [
     "AggregationPart",

@@ -23,10 +23,10 @@ import polars as pl
 
 from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import ranking as _ranking
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
+from polars_rankmetrics.options import EvaluateOptions, Unpack
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]
 

@@ -64,7 +64,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 from polars_rankmetrics import _arrow
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._pipeline.inputs import as_list
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
@@ -72,6 +71,7 @@ from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
+from polars_rankmetrics.options import EvaluateOptions, Unpack, read
 
 __all__ = [
     "RankAccessorWarning",

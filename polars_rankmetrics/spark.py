@@ -59,7 +59,6 @@ from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, conventions_given, read
 from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
@@ -74,6 +73,7 @@ from polars_rankmetrics.evaluate import (
     per_user_parts,
 )
 from polars_rankmetrics.evaluate import evaluate as _evaluate_polars
+from polars_rankmetrics.options import EvaluateOptions, Unpack, conventions_given, read
 
 __all__ = ["evaluate"]
 

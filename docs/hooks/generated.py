@@ -4,7 +4,7 @@
 registry's tables and list of names
 (:mod:`polars_rankmetrics._measures._catalog`); ``<!-- options:table -->``
 becomes the table of the keyword options every surface shares, from their
-declaration (:mod:`polars_rankmetrics._pipeline.options`: the ``TypedDict``
+declaration (:mod:`polars_rankmetrics.options`: the ``TypedDict``
 types, ``DEFAULTS``, and the value each conventions preset gives). A page
 keeps no hand-written copy that could drift.
 """
@@ -25,8 +25,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from polars_rankmetrics._measures import _catalog as catalog  # noqa: E402
-from polars_rankmetrics._pipeline import options  # noqa: E402
-from polars_rankmetrics._pipeline.options import DEFAULTS  # noqa: E402
+from polars_rankmetrics import options  # noqa: E402
+from polars_rankmetrics.options import DEFAULTS  # noqa: E402
 from polars_rankmetrics.conventions import PRESETS  # noqa: E402
 
 

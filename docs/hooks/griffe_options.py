@@ -2,7 +2,7 @@
 
 ``evaluate``, ``per_user_parts``, ``compare``, ``curves``, the pandas and Spark
 functions take the shared options as ``**options: Unpack[EvaluateOptions]``
-(declared once in :mod:`polars_rankmetrics._pipeline.options`). A reader of
+(declared once in :mod:`polars_rankmetrics.options`). A reader of
 the reference wants each keyword with its type and default, as a type checker
 sees them, so the site's signatures spell them out: the ``TypedDict`` fields
 (through its bases, in declaration order) become keyword-only parameters with
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from polars_rankmetrics._pipeline.options import DEFAULTS  # noqa: E402
+from polars_rankmetrics.options import DEFAULTS  # noqa: E402
 
 DECLARATION = "EvaluateOptions"
 _DOCUMENTS_OPTIONS = re.compile(r"^\s*(?:[\w, ]*, )?\*\*options\s*$", re.MULTILINE)
@@ -75,7 +75,7 @@ class SharedOptions(griffe.Extension):
         del kwargs
         if pkg.name != "polars_rankmetrics":
             return
-        declaration = pkg["_pipeline.options"][DECLARATION]
+        declaration = pkg["options"][DECLARATION]
         fields = _fields(declaration)
         missing = set(DEFAULTS) ^ {field.name for field in fields}
         if missing:

@@ -86,8 +86,8 @@ from polars_rankmetrics._names import PREFIX
 
 if TYPE_CHECKING:
     from polars_rankmetrics._measures._curve import CurveStep
+    from polars_rankmetrics._measures._trec_plan import Plan, Request
     from polars_rankmetrics._measures.lists._hooks import ListHook
-    from polars_rankmetrics._pipeline.trec_plan import Plan, Request
     from polars_rankmetrics.conventions import Conventions
 
 __all__ = [
@@ -529,7 +529,7 @@ class TrecFamily:
         The cutoffs or real parameters used when none are given.
     compute
         Adds the family's per-query columns to the plan
-        (:class:`polars_rankmetrics._pipeline.trec_plan.Plan`); ``None`` for ``runid``.
+        (:class:`polars_rankmetrics._measures._trec_plan.Plan`); ``None`` for ``runid``.
     summary
         The ``all`` value: ``"mean"`` over queries, ``"geometric_mean"`` (the
         per-query values are logs: ``exp(mean)``), ``"sum"`` (counts),

@@ -45,8 +45,7 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
 )
-from polars_rankmetrics._measures.precision import hit_count, hit_count_state
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     LONG_CUTOFFS,
     OFFICIAL,
     Plan,
@@ -58,6 +57,7 @@ from polars_rankmetrics._pipeline.trec_plan import (
     rel,
     when_positive,
 )
+from polars_rankmetrics._measures.precision import hit_count, hit_count_state
 
 
 def _partials(ctx: Context) -> list[Partial]:

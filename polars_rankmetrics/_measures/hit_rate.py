@@ -44,12 +44,12 @@ from polars_rankmetrics._measures._registry import (
     register_trec,
 )
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
-from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     Plan,
     Request,
     hits_at,
 )
+from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
 
 
 def _hit_partials(ctx: Context) -> list[Partial]:

@@ -39,7 +39,7 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
 )
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     LONG_CUTOFFS,
     OFFICIAL,
     Plan,

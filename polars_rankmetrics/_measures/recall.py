@@ -39,8 +39,7 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
 )
-from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     LONG_CUTOFFS,
     Plan,
     R,
@@ -48,6 +47,7 @@ from polars_rankmetrics._pipeline.trec_plan import (
     hits_at,
     when_positive,
 )
+from polars_rankmetrics._measures.precision import hit_count, hit_count_curve
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:

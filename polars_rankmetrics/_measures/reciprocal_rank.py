@@ -41,7 +41,7 @@ from polars_rankmetrics._measures._registry import (
     register_trec,
 )
 from polars_rankmetrics._measures._ties import first_tied_group, tied_first_hit
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     OFFICIAL,
     Plan,
     Request,

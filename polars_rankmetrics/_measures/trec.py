@@ -74,11 +74,7 @@ from polars_rankmetrics._measures._registry import (
     register,
     register_trec,
 )
-from polars_rankmetrics._measures.average_precision import (
-    AVERAGE_PRECISION,
-    trec_average_precision,
-)
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     OFFICIAL,
     Plan,
     R,
@@ -94,6 +90,10 @@ from polars_rankmetrics._pipeline.trec_plan import (
     persistence,
     rank,
     rel,
+)
+from polars_rankmetrics._measures.average_precision import (
+    AVERAGE_PRECISION,
+    trec_average_precision,
 )
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log

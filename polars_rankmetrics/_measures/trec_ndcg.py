@@ -31,7 +31,7 @@ import polars as pl
 
 from polars_rankmetrics import _formulas as formula
 from polars_rankmetrics._measures._registry import TrecFamily, register_trec
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     KEYS,
     Plan,
     R,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankmetrics._measures._registry import TrecFamily, register_trec
-from polars_rankmetrics._pipeline.trec_plan import (
+from polars_rankmetrics._measures._trec_plan import (
     Plan,
     R,
     Request,

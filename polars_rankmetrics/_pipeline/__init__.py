@@ -25,6 +25,11 @@ re-exported here; import each name from its module.
   and its warnings);
 * ``plan``: the orchestration of one ``evaluate`` / ``per_user_parts`` call;
 * ``trec_eval``: trec_eval's measures over a run and qrels (``-m`` parsing,
-  averages, the printed layout);
-* ``trec_plan``: the per-query plan that trec_eval's measure families fill.
+  averages, the printed layout); the per-query plan its measure families fill
+  is :mod:`polars_rankmetrics._measures._trec_plan`, beside the families.
+
+The keyword options every face reads are declared in
+:mod:`polars_rankmetrics.options` (with :mod:`polars_rankmetrics.conventions`,
+the only public modules the engine imports: declarations that import nothing
+else of the package).
 """

@@ -59,7 +59,6 @@ from polars_rankmetrics._pipeline.inputs import (
 )
 from polars_rankmetrics._pipeline.kernel import per_user_partials
 from polars_rankmetrics._pipeline.lists import list_parts
-from polars_rankmetrics._pipeline.options import EvaluateOptions, conventions_given
 from polars_rankmetrics._pipeline.overlap import MIN_USER_SHARE, warn_if_disjoint_frames
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import counted_parts, judged_users, user_sets_check
@@ -73,6 +72,7 @@ from polars_rankmetrics._pipeline.rank_cut import (
 from polars_rankmetrics._pipeline.sampled_probe import warn_if_sampled
 from polars_rankmetrics._pipeline.truth import grade_levels
 from polars_rankmetrics.conventions import Conventions, resolve
+from polars_rankmetrics.options import EvaluateOptions, conventions_given
 
 _HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
@@ -93,7 +93,7 @@ def plan_call(
 
     See :func:`polars_rankmetrics.evaluate.evaluate` and
     :func:`polars_rankmetrics.evaluate.per_user_parts`. ``options``: the
-    call's keyword options (:func:`polars_rankmetrics._pipeline.options.read`),
+    call's keyword options (:func:`polars_rankmetrics.options.read`),
     read here once: the conventions resolved, the roles gathered.
     """
     conv = resolve(options["conventions"], **conventions_given(options))

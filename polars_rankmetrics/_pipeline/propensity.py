@@ -29,6 +29,7 @@ from contextvars import ContextVar
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import to_polars_input
 from polars_rankmetrics._measures._registry import POPULARITY_SHARE, PROPENSITY
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import ListInputs, to_lazy
@@ -83,8 +84,6 @@ def item_propensities(
     Returns the table, keyed by item (or by the truth's keys and item for a
     truth column, see :func:`join_keys`), and its data checks.
     """
-    from polars_rankmetrics.beyond import _to_polars_input  # noqa: PLC0415 - beyond imports us
-
     column = described.propensity
     truth_schema = truth.collect_schema()
     item_dtype = truth_schema[item]
@@ -94,7 +93,7 @@ def item_propensities(
         items = (
             None
             if described.items is None
-            else to_lazy(_to_polars_input(described.items, "items"), name="items")
+            else to_lazy(to_polars_input(described.items, "items"), name="items")
         )
         in_items = items is not None and column in items.collect_schema()
         if column in truth_schema:
@@ -125,7 +124,7 @@ def item_propensities(
         )
     else:
         history = to_lazy(
-            _to_polars_input(described.interactions, "interactions"), name="interactions"
+            to_polars_input(described.interactions, "interactions"), name="interactions"
         )
         schema = history.collect_schema()
         v.require_columns(schema, {"user": truth_keys[-1], "item": item}, frame="interactions")

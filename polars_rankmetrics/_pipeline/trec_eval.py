@@ -8,7 +8,7 @@ run and qrels (``map``, ``P_5``, ``bpref``, ``infAP``, ``ndcg_rel``,
 them in trec_eval's layout. The measure table is the registry's: each family
 is a :class:`polars_rankmetrics._measures.TrecFamily` declared in the
 :mod:`polars_rankmetrics._measures` module of its formula (the plan it fills is
-:mod:`polars_rankmetrics._pipeline.trec_plan`); this module parses ``-m``
+:mod:`polars_rankmetrics._measures._trec_plan`); this module parses ``-m``
 arguments, prepares the ranked, judged rows and averages, and names no measure.
 All three public functions are re-exported by :mod:`polars_rankmetrics.trec`,
 where they are documented for users.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._measures import trec_families, trec_family
-from polars_rankmetrics._pipeline.trec_plan import KEYS, Plan, Request
+from polars_rankmetrics._measures._trec_plan import KEYS, Plan, Request
 from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics._textfiles import require_frame_columns
 from polars_rankmetrics.conventions import check_level

@@ -39,7 +39,6 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import beyond as _beyond
 from polars_rankmetrics._measures._registry import Measure
 from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._exposure import attention_within
@@ -54,6 +53,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     RowMean,
 )
 from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._pipeline.lists import catalog_frame, history_frame, unify_keys
 from polars_rankmetrics._sums import exact_sums, fixed_point_column, ordered_sum
 
 __all__ = ["ListCurve", "list_curves"]
@@ -123,11 +123,11 @@ def list_curves(
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: list[str] = []
     if any("interactions" in curve.measure.inputs for curve in curves):
-        frames["interactions"] = _beyond._history_frame(interactions, spec)
+        frames["interactions"] = history_frame(interactions, spec)
         shared = [name for name in by if name in frames["interactions"][1]]
     if any("catalog" in curve.measure.inputs for curve in curves):
-        frames["items"] = _beyond._catalog_frame(items, item, category, group, group_weight)
-    unified = _beyond._unify_keys(frames, [*shared, user, item])
+        frames["items"] = catalog_frame(items, item, category, group, group_weight)
+    unified = unify_keys(frames, [*shared, user, item])
     by_types = lists.collect_schema()
     lists = unified["recs"]
     history = unified.get("interactions")

@@ -22,13 +22,13 @@ import numpy as np
 import polars as pl
 
 from polars_rankmetrics._measures import lookup
-from polars_rankmetrics._pipeline.options import EvaluateOptions, Unpack, read
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric, parse_metrics
+from polars_rankmetrics.options import EvaluateOptions, Unpack, read
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
 

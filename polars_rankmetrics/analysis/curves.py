@@ -53,14 +53,6 @@ from polars_rankmetrics._measures._registry import (
 )
 from polars_rankmetrics._pipeline.inputs import ListInputs as _ListInputs
 from polars_rankmetrics._pipeline.inputs import RecsSpec
-from polars_rankmetrics._pipeline.options import (
-    EvaluateOptions,
-    ListInputs,
-    Unpack,
-    conventions_given,
-    names,
-    read,
-)
 from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics._sums import fixed_point_column
@@ -70,6 +62,14 @@ from polars_rankmetrics.conventions import (
 )
 from polars_rankmetrics.conventions import resolve as resolve_conventions
 from polars_rankmetrics.evaluate import parse_metric, per_user_parts
+from polars_rankmetrics.options import (
+    EvaluateOptions,
+    ListInputs,
+    Unpack,
+    conventions_given,
+    names,
+    read,
+)
 from polars_rankmetrics.ranking import Ties
 
 __all__ = ["curves"]

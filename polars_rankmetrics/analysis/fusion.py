@@ -21,8 +21,8 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._names import check_column_names
-from polars_rankmetrics._pipeline.options import ConventionOptions
 from polars_rankmetrics._sums import exact_sums
+from polars_rankmetrics.options import ConventionOptions
 
 if sys.version_info >= (3, 11):
     from typing import Unpack

@@ -29,12 +29,12 @@ from polars_rankmetrics._names import PREFIX, check_no_reserved, check_roles
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list, to_lazy
 from polars_rankmetrics._pipeline.inputs import Ties as StrictTies
-from polars_rankmetrics._pipeline.options import Roles, Unpack
 from polars_rankmetrics._pipeline.parse import _PATTERN
 from polars_rankmetrics._pipeline.rank_cut import score_value, with_positions
 from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point
 from polars_rankmetrics.analysis import _rbo as rbo_plan
 from polars_rankmetrics.conventions import Duplicates, Ties
+from polars_rankmetrics.options import Roles, Unpack
 
 __all__ = ["similarity"]
 

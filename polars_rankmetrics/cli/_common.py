@@ -29,9 +29,9 @@ from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
-from polars_rankmetrics._pipeline.options import DEFAULTS, EvaluateOptions, ListInputs, names
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
+from polars_rankmetrics.options import DEFAULTS, EvaluateOptions, ListInputs, names
 
 __all__ = [
     "DISPLAY_FORMATS",
@@ -506,7 +506,7 @@ def add_api_options(
     """Add one ``--option`` per keyword option ``names`` of ``evaluate``, from their declaration.
 
     The types and defaults are those of
-    :class:`polars_rankmetrics._pipeline.options.EvaluateOptions`, the one
+    :class:`polars_rankmetrics.options.EvaluateOptions`, the one
     place every surface reads them from: a ``Literal`` option becomes an
     option with those choices, a number a typed option. The default is left
     out so that the API's own default (or its ``conventions`` preset)

@@ -1,6 +1,6 @@
 """Every public surface takes the shared keyword options from their one declaration.
 
-``polars_rankmetrics._pipeline.options`` declares the column roles, the
+``polars_rankmetrics.options`` declares the column roles, the
 conventions and the list inputs once (``EvaluateOptions``); each surface takes
 them as ``**options: Unpack[EvaluateOptions]`` and copies none by hand. These
 tests pin that, with the resolved annotations and defaults (not just the
@@ -21,7 +21,7 @@ import pytest
 
 import polars_rankmetrics as prm
 from polars_rankmetrics import namespace
-from polars_rankmetrics._pipeline import options as declared
+from polars_rankmetrics import options as declared
 from polars_rankmetrics.cli import build_parser
 
 pd = pytest.importorskip("pandas")

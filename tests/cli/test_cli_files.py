@@ -15,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._pipeline.options import ConventionOptions, names
+from polars_rankmetrics.options import ConventionOptions, names
 from polars_rankmetrics.cli import build_parser, main
 from polars_rankmetrics.cli import evaluate as evaluate_command
 

@@ -23,7 +23,7 @@ import polars_rankmetrics as prm
 from polars_rankmetrics._measures import _catalog as catalog
 from polars_rankmetrics._measures import all_measures
 from polars_rankmetrics._measures._catalog import metric_string
-from polars_rankmetrics._pipeline.options import DEFAULTS
+from polars_rankmetrics.options import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))

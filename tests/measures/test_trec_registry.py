@@ -15,7 +15,7 @@ import pytest
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics._measures import _registry
 from polars_rankmetrics._measures._registry import TrecFamily
-from polars_rankmetrics._pipeline.trec_plan import Plan, Request, code
+from polars_rankmetrics._measures._trec_plan import Plan, Request, code
 from polars_rankmetrics.trec import format_trec_eval, parse_trec_measures, trec_eval
 
 # trec_eval 10.0's measures.c, te_trec_measures[], in order (prefs and avgjg left out)

@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from polars_rankmetrics._measures import _catalog as catalog  # noqa: E402
 from polars_rankmetrics import options  # noqa: E402
-from polars_rankmetrics.options import DEFAULTS  # noqa: E402
+from polars_rankmetrics._measures import _catalog as catalog  # noqa: E402
 from polars_rankmetrics.conventions import PRESETS  # noqa: E402
+from polars_rankmetrics.options import DEFAULTS  # noqa: E402
 
 
 def _type(hint: Any) -> str:

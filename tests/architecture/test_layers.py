@@ -33,9 +33,7 @@ def _module_name(path: Path) -> str:
 
 def is_private(module: str) -> bool:
     """A module some component of whose dotted path (after the package) starts with ``_``."""
-    return any(
-        part.startswith("_") and not part.startswith("__") for part in module.split(".")[1:]
-    )
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split(".")[1:])
 
 
 def imported_modules(path: Path) -> Iterator[tuple[int, str]]:

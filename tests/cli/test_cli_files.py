@@ -15,9 +15,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
-from polars_rankmetrics.options import ConventionOptions, names
 from polars_rankmetrics.cli import build_parser, main
 from polars_rankmetrics.cli import evaluate as evaluate_command
+from polars_rankmetrics.options import ConventionOptions, names
 
 RECS = "user,item,rank\n1,a,1\n1,b,2\n2,c,1\n"
 TRUTH = "user,item\n1,b\n2,c\n"

@@ -47,6 +47,7 @@ from polars_rankmetrics.evaluate import (
     parse_metrics,
     per_user_parts,
 )
+from polars_rankmetrics.measures import Measure, Sum, register_measure, unregister_measure
 from polars_rankmetrics.metrics import (
     average_precision,
     dcg,
@@ -81,9 +82,11 @@ __all__ = [
     "IdOverlap",
     "IdOverlapWarning",
     "ListInputs",
+    "Measure",
     "MetricSpec",
     "Roles",
     "SampledMetricsWarning",
+    "Sum",
     "__version__",
     "aggregate",
     "aggregation_parts",
@@ -117,6 +120,7 @@ __all__ = [
     "rank_correlation",
     "recall",
     "reciprocal_rank",
+    "register_measure",
     "relevance",
     "report",
     "sample",
@@ -125,6 +129,7 @@ __all__ = [
     "seeds_interval",
     "similarity",
     "trec_fair_score",
+    "unregister_measure",
     "users_needed",
 ]
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import warnings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ import polars as pl
 
 try:
     import pyarrow as pa
+    from pyspark import cloudpickle
     from pyspark.errors import PythonException
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import functions as F  # noqa: N812  (Spark's own idiom)
@@ -53,7 +55,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess wit
         "pip install 'polars_rankmetrics[spark]'"
     ) from error
 
-from polars_rankmetrics._measures import lookup
+from polars_rankmetrics._measures import Measure, lookup
+from polars_rankmetrics._measures._registry import adopt_written, written_measures
 from polars_rankmetrics._measures.lists import Keys, ListRequest, OfGroup, RowMean, per_user
 from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
@@ -159,6 +162,8 @@ class _Plan:
     out_schema: pa.Schema
     # the debiased measures' item counts over all the interactions (estimated propensities)
     popularity: pl.DataFrame | None = None
+    # the measures users wrote among the metrics: registered again in each worker
+    written: tuple[Measure, ...] = ()
 
 
 def evaluate(
@@ -397,9 +402,25 @@ def evaluate(
             user=user,
             item=item,
         ),
+        written=_written(specs),
     )
     partials = _bucketed(plan, recs_in, truth_in, history_in, buckets=buckets)
     return _results(partials, plan, final)
+
+
+def _written(specs: Sequence[MetricSpec]) -> tuple[Measure, ...]:
+    """The measures users wrote among ``specs``, their modules sent to the workers by value.
+
+    A worker imports the package, not the user's module (a notebook, a file
+    loaded by ``rankmetrics --measures``): the measure's functions travel with
+    the plan, pickled by value, and the worker registers them.
+    """
+    written = tuple(written_measures(spec.name for spec in specs))
+    for module in {name for measure in written for name in measure.written_in}:
+        found = sys.modules.get(module)
+        if found is not None and module != "__main__":
+            cloudpickle.register_pickle_by_value(found)  # type: ignore[no-untyped-call]
+    return written
 
 
 def _truth_values(
@@ -811,6 +832,7 @@ def _split(plan: _Plan, side: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.Dat
 
 def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, side_table: pa.Table) -> pl.DataFrame:
     """One bucket through the single-machine pipeline: per-user rows, or sums per group."""
+    adopt_written(plan.written)
     recs = _frame(recs_table)
     truth, history = _split(plan, _frame(side_table))
     if _ORDER in recs.columns:

@@ -15,6 +15,11 @@ the same places) or refuses the metric with an error that names it:
 * ``rankmetrics evaluate`` on Parquet and CSV files;
 * Spark (``-m spark``, :func:`test_spark_gives_the_same_number`).
 
+The registry includes the measures written outside the package in
+``tests/user_measures.py`` (with :mod:`polars_rankmetrics.measures`, as a user
+writes them): the command line loads that file with ``--measures``, and
+Spark's workers receive them with the plan.
+
 A metric the reference refuses (e.g. ``ties="average"`` for a measure that has
 no tie-averaged form) must be refused by every surface too.
 """
@@ -35,6 +40,7 @@ import pytest
 import polars_rankmetrics as prm
 from polars_rankmetrics._measures import Measure, all_measures
 from polars_rankmetrics.cli import main as cli_main
+from tests import user_measures
 
 CUT = 3
 ROLES: dict[str, Any] = {"score": "score", "relevance": "rel"}
@@ -215,7 +221,7 @@ def _cli(suffix: str) -> Callable[[list[str], Mapping[str, Any]], pl.DataFrame]:
             "evaluate", paths["recs"], paths["truth"], "-m", *labels, "--by", "model",
             "--score", "score", "--relevance", "rel", "--interactions", paths["interactions"],
             "--items", paths["items"], "--category", "genre", "--group", "side",
-            "--format", "json",
+            "--format", "json", "--measures", user_measures.__file__,
         ]  # fmt: skip
         for name, value in conv.items():
             argv += _cli_option(name, value)
@@ -335,6 +341,12 @@ def check_surface(
 def test_every_surface_gives_the_same_number(surface: str, conv_name: str) -> None:
     function, refuses = SURFACES[surface]
     check_surface(function, refuses, conv_name)
+
+
+def test_the_measures_written_outside_the_package_are_checked() -> None:
+    written = {m.name for m in all_measures() if m.written_in}
+    assert {"dhits", "judged_share", "pooled_hits", "total_gain"} <= written
+    assert {label.partition("@")[0] for label in LABELS} >= written
 
 
 def test_the_reference_computes_most_measures() -> None:

@@ -1,8 +1,9 @@
 """The list of measures in the docs, generated from the registry: names, parameters, formulas.
 
 Every text that lists ``evaluate``'s metric strings is made here from
-:func:`~polars_rankmetrics._measures.all_measures` (names, aliases, cutoff,
-parameters with their defaults, aggregation over users, the one-line ``doc``),
+:func:`~polars_rankmetrics._measures._registry.builtin_measures` (names, aliases,
+cutoff, parameters with their defaults, aggregation over users, which way is
+better, the one-line ``doc``; a measure a user registers is not listed),
 so a new measure appears everywhere without a hand edit:
 
 * the site's pages, at build time: the MkDocs hook ``docs/hooks/generated.py``
@@ -25,7 +26,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from polars_rankmetrics._measures._registry import Measure, all_measures
+from polars_rankmetrics._measures._registry import Measure, builtin_measures
 
 __all__ = [
     "DOCSTRING_LEAD",
@@ -51,6 +52,7 @@ _DOCSTRING_INDENT = " " * 8
 _WIDTH = 88
 
 _CUTOFF = {"required": "required", "optional": "optional", "none": "none"}
+_DIRECTION = {"higher": "higher", "lower": "lower", "none": "neither (descriptive)"}
 _AGGREGATION = {
     "mean": "mean",
     "geometric_mean": "geometric mean",
@@ -103,7 +105,7 @@ def names(tick: str = "`") -> str:
 
     ``tick`` quotes a name: ``"`"`` for Markdown, ``"``"`` for a docstring.
     """
-    measures = all_measures()
+    measures = builtin_measures()
     truth = [m for m in measures if reads_truth(m)]
     lists = [m for m in measures if not reads_truth(m)]
     required = [m for m in measures if m.cutoff == "required"]
@@ -150,15 +152,18 @@ def _rows(measures: Iterable[Measure]) -> list[str]:
             name += "<br>alias " + ", ".join(f"`{alias}`" for alias in m.aliases)
         rows.append(
             f"| {name} | {_CUTOFF[m.cutoff]} | {_AGGREGATION[m.aggregation]} "
-            f"| {_cell(m.doc)}{_params(m)} |"
+            f"| {_DIRECTION[m.direction]} | {_cell(m.doc)}{_params(m)} |"
         )
     return rows
 
 
 def table() -> str:
     """Markdown tables of every measure: the truth's, then the lists' own."""
-    header = ["| metric string | `@k` | over users | definition |", "|---|---|---|---|"]
-    measures = all_measures()
+    header = [
+        "| metric string | `@k` | over users | better | definition |",
+        "|---|---|---|---|---|",
+    ]
+    measures = builtin_measures()
     truth = [m for m in measures if reads_truth(m)]
     lists = [m for m in measures if not reads_truth(m)]
     return "\n".join(
@@ -180,7 +185,7 @@ def table() -> str:
 
 def _readme_block() -> str:
     body = textwrap.fill(
-        f"Metrics (`evaluate` strings, {len(all_measures())} measures). {names('`')}",
+        f"Metrics (`evaluate` strings, {len(builtin_measures())} measures). {names('`')}",
         width=79,
         break_long_words=False,
         break_on_hyphens=False,

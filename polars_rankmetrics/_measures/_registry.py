@@ -76,7 +76,7 @@ Every per-user row of a truth measure also has :data:`N_RELEVANT` (m_u).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATIONS",
+    "DIRECTIONS",
     "GRADE",
     "HIT_INDEX",
     "INPUTS",
@@ -109,18 +110,24 @@ __all__ = [
     "UNJUDGED_ABOVE",
     "Aggregation",
     "Context",
+    "Direction",
     "Measure",
     "Param",
     "ParamValue",
     "Partial",
     "TrecFamily",
+    "adopt_written",
     "all_measures",
+    "builtin_measures",
     "known_names",
     "lookup",
     "register",
     "register_trec",
+    "register_written",
     "trec_families",
     "trec_family",
+    "unregister_written",
+    "written_measures",
 ]
 
 RELEVANT = f"{PREFIX}relevant"  # Boolean: grade > 0 and grade >= relevance_level
@@ -145,6 +152,10 @@ TIE_SIZE = f"{PREFIX}tie_size"
 TIE_RELEVANT = f"{PREFIX}tie_relevant"
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
+# which way is better: "higher", "lower", or "none" for a descriptive measure whose better
+# side depends on the goal (ARP, novelty); every decision reads it (METRICS.md)
+Direction = Literal["higher", "lower", "none"]
+DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "none")
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
@@ -322,6 +333,11 @@ class Measure:
     ----------
     name
         Canonical metric-string name (lower case), e.g. ``"ndcg"``.
+    direction
+        Which way is better: ``"higher"`` (precision, NDCG...), ``"lower"``
+        (fall-out, mean rank, Gini...) or ``"none"`` (a descriptive measure
+        whose better side depends on the goal: ARP, novelty). Every decision
+        (a gate, a one-sided test, a ranking of systems) reads it.
     aliases
         Other names accepted in metric strings (``"ap"`` for ``"map"``).
     cutoff
@@ -380,11 +396,16 @@ class Measure:
         is computed per list or per group, drawn over k and merged across
         Spark's buckets (:mod:`polars_rankmetrics._measures.lists._hooks`:
         ``RowMean``, ``PerList`` or ``OfGroup``). ``None`` for the others.
+    written_in
+        For a measure a user wrote (:mod:`polars_rankmetrics._measures._written`),
+        the modules its functions come from (Spark sends them to its workers);
+        empty for the built-in measures.
     """
 
     name: str
     finals: Callable[[Context], Mapping[str, pl.Expr]]
     doc: str
+    direction: Direction
     aliases: tuple[str, ...] = ()
     cutoff: Cutoff = "optional"
     params: tuple[Param, ...] = ()
@@ -401,8 +422,14 @@ class Measure:
     tie_average: bool = False
     curve: Callable[[Context], CurveStep] | None = None
     lists: ListHook | None = None
+    written_in: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(
+                f"measure {self.name!r}: direction must be one of {DIRECTIONS}, "
+                f"got {self.direction!r}"
+            )
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"measure {self.name!r}: unknown aggregation {self.aggregation!r}")
         if (self.lists is None) == ("beyond_accuracy" in self.inputs):
@@ -457,6 +484,8 @@ class Measure:
 
 _REGISTRY: dict[str, Measure] = {}
 _ALIASES: dict[str, str] = {}
+# the measures users wrote (polars_rankmetrics.measures), by name: the others are built in
+_WRITTEN: dict[str, Measure] = {}
 
 
 def register(measure: Measure) -> Measure:
@@ -468,6 +497,61 @@ def register(measure: Measure) -> Measure:
     for alias in measure.aliases:
         _ALIASES[alias] = measure.name
     return measure
+
+
+def register_written(measure: Measure) -> Measure:
+    """Add a measure a user wrote; it replaces the user's earlier measure of that name.
+
+    A notebook cell run twice registers its measure twice: the second
+    replaces the first. A built-in measure's name or alias is refused.
+    """
+    for name in (measure.name, *measure.aliases):
+        owner = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
+        if owner is not None and owner.name not in _WRITTEN:
+            raise ValueError(
+                f"metric name {name!r} is taken by the built-in measure {owner.name!r}; "
+                "choose another name"
+            )
+        if owner is not None and owner.name != measure.name:
+            raise ValueError(
+                f"metric name {name!r} is taken by the measure {owner.name!r} you registered "
+                "earlier; choose another name, or unregister that one first"
+            )
+    if measure.name in _WRITTEN:
+        unregister_written(measure.name)
+    _WRITTEN[measure.name] = register(measure)
+    return measure
+
+
+def unregister_written(name: str) -> None:
+    """Remove the measure a user registered as ``name`` (a built-in one is refused)."""
+    found = canonical(name)
+    if found is None or found not in _WRITTEN:
+        raise ValueError(
+            f"no measure you registered is called {name!r} (yours: {sorted(_WRITTEN) or 'none'})"
+        )
+    measure = _WRITTEN.pop(found)
+    del _REGISTRY[found]
+    for alias in measure.aliases:
+        _ALIASES.pop(alias, None)
+
+
+def adopt_written(measures: Iterable[Measure]) -> None:
+    """Register measures a user wrote elsewhere (sent to a Spark worker with the plan)."""
+    for measure in measures:
+        if _REGISTRY.get(measure.name) is not measure:
+            register_written(measure)
+
+
+def written_measures(names: Iterable[str] = ()) -> list[Measure]:
+    """The measures users wrote among ``names`` (metric names, any case or alias); all if none."""
+    wanted = {canonical(name) for name in names}
+    return [m for m in _WRITTEN.values() if not wanted or m.name in wanted]
+
+
+def builtin_measures() -> list[Measure]:
+    """Every measure the package itself registers, in registration order."""
+    return [m for m in _REGISTRY.values() if m.name not in _WRITTEN]
 
 
 def canonical(name: str) -> str | None:

@@ -140,6 +140,7 @@ def _curve(ctx: Context) -> CurveStep:
 AVERAGE_PRECISION = register(
     Measure(
         name="map",
+        direction="higher",
         tie_average=True,
         aliases=("ap",),
         inputs=frozenset({"hits", "hit_index"}),

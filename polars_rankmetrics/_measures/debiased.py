@@ -422,6 +422,7 @@ def _register() -> list[Measure]:
         for name, plain in _PLAIN.items():
             measure = Measure(
                 name=f"{family}_{name}",
+                direction="higher",
                 aliases=(f"{family}_ap",) if name == "map" else (),
                 cutoff=plain.cutoff,
                 params=PARAMS,

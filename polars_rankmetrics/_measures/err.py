@@ -98,6 +98,7 @@ def _curve(ctx: Context) -> CurveStep:
 ERR = register(
     Measure(
         name="err",
+        direction="higher",
         params=(
             Param(
                 "max_grade",

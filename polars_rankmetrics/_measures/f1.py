@@ -48,6 +48,7 @@ def _curve(ctx: Context) -> CurveStep:
 F1 = register(
     Measure(
         name="f1",
+        direction="higher",
         tie_average=True,
         cutoff="required",
         hit_partials=hit_count,

@@ -81,6 +81,7 @@ def _curve(ctx: Context) -> CurveStep:
 FALLOUT = register(
     Measure(
         name="fallout",
+        direction="lower",
         aliases=("fall_out",),
         cutoff="optional",
         inputs=frozenset({"hits", "judgements", "n_nonrelevant"}),

@@ -69,6 +69,7 @@ def _curve(ctx: Context) -> CurveStep:
 FBETA = register(
     Measure(
         name="fbeta",
+        direction="higher",
         tie_average=True,
         cutoff="required",
         params=(

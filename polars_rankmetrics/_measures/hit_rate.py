@@ -80,6 +80,7 @@ def _count_curve(ctx: Context) -> CurveStep:
 HIT_RATE = register(
     Measure(
         name="hit_rate",
+        direction="higher",
         aliases=("hits", "success"),
         tie_average=True,
         hit_partials=_hit_partials,
@@ -93,6 +94,7 @@ HIT_RATE = register(
 N_RELEVANT_RETRIEVED = register(
     Measure(
         name="n_relevant_retrieved",
+        direction="higher",
         tie_average=True,
         aliases=("num_hits",),
         hit_partials=hit_count,

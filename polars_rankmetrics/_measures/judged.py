@@ -62,6 +62,7 @@ def _curve(ctx: Context) -> CurveStep:
 JUDGED = register(
     Measure(
         name="judged",
+        direction="none",
         inputs=frozenset({"hits", "judged", "list"}),
         repeats="list",
         hit_partials=_judged_positive,

@@ -37,6 +37,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 MEAN_RANK = register(
     Measure(
         name="mean_rank",
+        direction="lower",
         cutoff="none",
         hit_partials=first_hit,
         finals=_finals,

@@ -74,6 +74,7 @@ def _dcg_curve(ctx: Context) -> CurveStep:
 NDCG = register(
     Measure(
         name="ndcg",
+        direction="higher",
         tie_average=True,
         inputs=frozenset({"hits", "grades", "gain", "ideal"}),
         hit_partials=_dcg_partial,
@@ -86,6 +87,7 @@ NDCG = register(
 DCG = register(
     Measure(
         name="dcg",
+        direction="higher",
         tie_average=True,
         inputs=frozenset({"hits", "grades", "gain"}),
         hit_partials=_dcg_partial,

@@ -56,6 +56,7 @@ def _curve(ctx: Context) -> CurveStep:
 POOLED_RECALL = register(
     Measure(
         name="pooled_recall",
+        direction="higher",
         tie_average=True,
         aliases=("micro_recall",),
         cutoff="required",

@@ -92,6 +92,7 @@ def _curve(ctx: Context) -> CurveStep:
 PRECISION = register(
     Measure(
         name="precision",
+        direction="higher",
         tie_average=True,
         cutoff="required",
         hit_partials=hit_count,

@@ -62,6 +62,7 @@ def _finals(ctx: Context) -> Mapping[str, pl.Expr]:
 R_PRECISION = register(
     Measure(
         name="r_precision",
+        direction="higher",
         cutoff="none",
         inputs=frozenset({"hits", "n_relevant_on_hits"}),
         hit_partials=_partials,

@@ -63,6 +63,7 @@ def _curve(ctx: Context) -> CurveStep:
 RECALL = register(
     Measure(
         name="recall",
+        direction="higher",
         tie_average=True,
         hit_partials=hit_count,
         finals=_finals,

@@ -83,6 +83,7 @@ def _curve(ctx: Context) -> CurveStep:
 RECIPROCAL_RANK = register(
     Measure(
         name="mrr",
+        direction="higher",
         tie_average=True,
         aliases=("rr",),
         hit_partials=first_hit,

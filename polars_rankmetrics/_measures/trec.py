@@ -186,6 +186,7 @@ def _geometric_mean(of: Measure, *, name: str, label: str) -> Measure:
 
     return Measure(
         name=name,
+        direction=of.direction,
         cutoff=of.cutoff,
         inputs=of.inputs,
         repeats=of.repeats,
@@ -228,6 +229,7 @@ def _judged_mean(
 
     return Measure(
         name=name,
+        direction="higher",
         aliases=aliases,
         inputs=frozenset({"judgements"}),
         judgement_partials=lambda ctx: _sum_over_hits(ctx, name, term(ctx)),
@@ -287,6 +289,7 @@ def _iprec_curve(ctx: Context) -> CurveStep:
 IPREC = register(
     Measure(
         name="iprec",
+        direction="higher",
         aliases=("iprec_at_recall",),
         params=(Param("recall", float, 0.0, "recall level in [0, 1]", check=_check_recall),),
         inputs=frozenset({"hits", "hit_index", "n_relevant_on_hits"}),
@@ -320,6 +323,7 @@ def _eleven_curve(ctx: Context) -> CurveStep:
 ELEVEN_PT = register(
     Measure(
         name="eleven_pt",
+        direction="higher",
         aliases=("eleven_point",),
         inputs=frozenset({"hits", "hit_index", "n_relevant_on_hits"}),
         hit_partials=_eleven_partials,
@@ -357,6 +361,7 @@ def _rbp_curve(ctx: Context) -> CurveStep:
 RBP = register(
     Measure(
         name="rbp",
+        direction="higher",
         params=(_PERSISTENCE,),
         hit_partials=_rbp_partials,
         finals=_rbp_finals,
@@ -439,6 +444,7 @@ def _resid_curve(ctx: Context) -> CurveStep:
 RBP_RESIDUAL = register(
     Measure(
         name="rbp_resid",
+        direction="lower",
         aliases=("rbp_residual",),
         params=(_PERSISTENCE,),
         inputs=frozenset({"judgements", "list"}),

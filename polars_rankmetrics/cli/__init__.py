@@ -38,6 +38,7 @@ from polars_rankmetrics.cli._common import (
     shows_progress,
     warn,
 )
+from polars_rankmetrics.cli._measures import DEST, load_measures
 
 __all__ = ["COMMANDS", "STDOUT_CLOSED", "build_parser", "main"]
 
@@ -124,6 +125,7 @@ def _run(args: argparse.Namespace, name: str) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            load_measures(getattr(args, DEST, ()))
             status: int = args.handler(args)
         except KeyboardInterrupt:
             print(f"rankmetrics {name}: interrupted", file=sys.stderr)

@@ -45,6 +45,7 @@ from polars_rankmetrics.cli._common import (
     unify_ids,
     write_frame,
 )
+from polars_rankmetrics.cli._measures import add_measures_option
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
 from polars_rankmetrics.evaluate import parse_metric
@@ -79,6 +80,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument(
         "--metrics", "-m", nargs="+", required=True, help="metric strings, e.g. map@10 ndcg@10"
     )
+    add_measures_option(command)
     command.add_argument("--system", default="model", help="system column (default: model)")
     command.add_argument(
         "--baseline",

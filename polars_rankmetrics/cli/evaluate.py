@@ -27,6 +27,7 @@ from polars_rankmetrics.cli._common import (
     warn,
     write_frame,
 )
+from polars_rankmetrics.cli._measures import add_measures_option
 from polars_rankmetrics.conventions import CONVENTION_KEYWORDS
 from polars_rankmetrics.evaluate import aggregate, evaluate, parse_metrics, per_user_parts
 
@@ -61,6 +62,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument(
         "--metrics", "-m", nargs="+", required=True, help="metric strings, e.g. map@12 ndcg@10 mrr"
     )
+    add_measures_option(command)
     command.add_argument("--by", nargs="+", default=[], help="columns evaluated side by side")
     command.add_argument("--user", default="user", help="user column (default: user)")
     command.add_argument("--item", default="item", help="item column (default: item)")

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.cli._common import CliError, add_api_options, api_options, read_inputs
+from polars_rankmetrics.cli._measures import add_measures_option
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 
 __all__ = ["FAILED", "add", "run"]
@@ -47,6 +48,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         "--metrics", "-m", nargs="+", action="extend", required=True,
         help="metric strings, e.g. -m ndcg@10 recall@20 (repeatable)",
     )  # fmt: skip
+    add_measures_option(command)
     command.add_argument("--baseline", required=True, help="the system in production")
     command.add_argument(
         "--margin", type=float, required=True,

@@ -21,7 +21,7 @@ import pytest
 
 import polars_rankmetrics as prm
 from polars_rankmetrics._measures import _catalog as catalog
-from polars_rankmetrics._measures import all_measures
+from polars_rankmetrics._measures import builtin_measures
 from polars_rankmetrics._measures._catalog import metric_string
 from polars_rankmetrics.options import DEFAULTS
 
@@ -74,7 +74,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     # the measure tables and lists filled in from the registry
     measures = (site / "measures" / "index.html").read_text()
     home = (site / "index.html").read_text()
-    for measure in all_measures():
+    for measure in builtin_measures():
         assert f"<code>{html.escape(catalog.label(measure))}</code>" in measures, measure.name
         assert f"<code>{html.escape(metric_string(measure))}</code>" in home, measure.name
     assert "<!-- measures" not in measures + home
@@ -212,7 +212,7 @@ def test_evaluate_docstring_names_every_measure() -> None:
     listed = set(
         re.findall(r"``(\w+)(?:\([^`]*\))?(?:@k)?``", doc.split(catalog.DOCSTRING_LEAD)[1])
     )
-    for measure in all_measures():
+    for measure in builtin_measures():
         assert {measure.name, *measure.aliases} <= listed, measure.name
 
 
@@ -232,7 +232,7 @@ def family_modules() -> list[str]:
         ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for path in [*package.glob("[a-z]*.py"), *(package / "lists").glob("[a-z]*.py")]
     }
-    truth = {m.finals.__module__ for m in all_measures() if catalog.reads_truth(m)}
+    truth = {m.finals.__module__ for m in builtin_measures() if catalog.reads_truth(m)}
     assert truth <= on_disk, "a measure's module is not a family module of _measures/"
     return sorted(on_disk)
 

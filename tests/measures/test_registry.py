@@ -316,3 +316,18 @@ def test_evaluate_is_aggregate_of_per_user_parts_on_generated_cases(case: Case) 
     # the per-user values are the parts' values (pooled: num / den)
     per_user = prm.evaluate(case.recs, case.truth, case.metrics, per_user=True, **kwargs)
     assert per_user.height == parts.height
+
+
+def test_every_measure_declares_which_way_is_better() -> None:
+    """METRICS.md, "Which way is better": the lower-is-better and descriptive measures."""
+    from polars_rankmetrics._measures import builtin_measures  # noqa: PLC0415
+
+    directions = {m.name: m.direction for m in builtin_measures()}
+    lower = {"fallout", "mean_rank", "rbp_resid", "gini", "exposure_gini", "ndkl", "calibration"}
+    descriptive = {"arp", "novelty", "long_tail", "judged"}
+    assert {name for name, d in directions.items() if d == "lower"} == lower
+    assert {name for name, d in directions.items() if d == "none"} == descriptive
+    assert set(directions.values()) == {"higher", "lower", "none"}
+    # the derived measures take their source's direction
+    assert directions["gm_map"] == directions["map"] == "higher"
+    assert all(directions[f"{family}_ndcg"] == "higher" for family in ("ips", "snips"))

@@ -6,7 +6,14 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from polars_rankmetrics._measures._registry import Context, Input, Measure, Param, register
+from polars_rankmetrics._measures._registry import (
+    Context,
+    Direction,
+    Input,
+    Measure,
+    Param,
+    register,
+)
 from polars_rankmetrics._measures.lists._hooks import ListHook, OfGroup
 
 __all__ = ["register_list"]
@@ -17,10 +24,14 @@ def register_list(
     hook: ListHook,
     *,
     doc: str,
+    direction: Direction,
     reads: frozenset[Input] = frozenset(),
     params: tuple[Param, ...] = (),
 ) -> Measure:
     """Register a measure of the lists: ``reads`` the inputs besides the lists.
+
+    ``direction``: which way is better (see
+    :attr:`polars_rankmetrics._measures._registry.Measure.direction`).
 
     Its ``finals`` read the column ``ctx.name(name)`` the list plan
     (:mod:`polars_rankmetrics._pipeline.lists`) writes; it sees every row of
@@ -37,6 +48,7 @@ def register_list(
             name=name,
             finals=finals,
             doc=doc,
+            direction=direction,
             params=params,
             inputs=frozenset({"beyond_accuracy", *reads}),
             repeats="list",

@@ -204,6 +204,7 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
 CALIBRATION = register_list(
     "calibration",
     PerList(_value, _curve),
+    direction="lower",
     doc="calibration(alpha=a)@k = mean_u KL(p_u || (1 - a) q_u + a p_u) (Steck 2018)",
     reads=frozenset({"interactions", "catalog", "category"}),
     params=(Param("alpha", float, 0.01, "share of p mixed into q", _check_alpha),),

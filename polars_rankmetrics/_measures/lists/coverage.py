@@ -32,6 +32,7 @@ def _value(x: Exposure) -> pl.Expr:
 COVERAGE = register_list(
     "coverage",
     OfGroup(_value, reads=frozenset({"shown"})),
+    direction="higher",
     doc="coverage@k = distinct items in the top-k lists / catalog size",
     reads=frozenset({"catalog"}),
 )

@@ -34,6 +34,7 @@ __all__ = ["EXPOSURE_GINI"]
 EXPOSURE_GINI = register_list(
     "exposure_gini",
     OfGroup(gini_of, reads=frozenset({"shown", "total", "ranked"}), patience="p"),
+    direction="lower",
     doc="exposure_gini(p=0.5)@k = gini of x_i = sum over lists of p^(r_i - 1), over the catalog",
     reads=frozenset({"catalog"}),
     params=(Param("p", float, 0.5, "RBP patience: attention p^(r - 1) at rank r", check_patience),),

@@ -281,6 +281,7 @@ _PATIENCE = Param("p", float, 0.5, "RBP patience: attention p^(r - 1) at rank r"
 AWRF = register_list(
     "awrf",
     PerList(_awrf_value, _awrf_curve, labels="group"),
+    direction="higher",
     doc="awrf(p=0.5)@k = 1 - JS distance (base 2) between the p^(r-1)-attention-weighted "
     "group shares of the list and the catalog's (Sapiezynski et al. 2019)",
     reads=frozenset({"catalog", "group"}),
@@ -290,6 +291,7 @@ AWRF = register_list(
 NDKL = register_list(
     "ndkl",
     PerList(_ndkl_value, _ndkl_curve, labels="group"),
+    direction="lower",
     doc="ndkl@k = (1/Z) sum_i KL(top-i group shares || catalog's) / log2(i + 1) "
     "(Geyik et al. 2019)",
     reads=frozenset({"catalog", "group"}),

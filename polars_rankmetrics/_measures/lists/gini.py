@@ -40,6 +40,7 @@ def gini_of(x: Exposure) -> pl.Expr:
 GINI = register_list(
     "gini",
     OfGroup(gini_of, reads=frozenset({"shown", "total", "ranked"})),
+    direction="lower",
     doc="gini@k = sum_j (2j - n - 1) x_(j) / (n sum x), exposures x over the catalog",
     reads=frozenset({"catalog"}),
 )

@@ -170,6 +170,7 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
 ILD = register_list(
     "ild",
     PerList(_value, _curve),
+    direction="higher",
     doc="ild@k = mean_u mean over item pairs of 1 - Jaccard(categories)",
     reads=frozenset({"catalog", "category"}),
 )

@@ -34,5 +34,6 @@ def _value(x: Exposure) -> pl.Expr:
 PERSONALIZATION = register_list(
     "personalization",
     OfGroup(_value, reads=frozenset({"pairs", "users"})),
+    direction="higher",
     doc="personalization@k = 1 - sum_i x_i (x_i - 1) / 2 / (U (U - 1) / 2 k)",
 )

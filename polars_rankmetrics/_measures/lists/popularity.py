@@ -94,6 +94,7 @@ _READS: frozenset[Input] = frozenset({"interactions"})
 NOVELTY = register_list(
     "novelty",
     RowMean(_counted, _novelty),
+    direction="none",
     doc="novelty@k = mean_u (1/k_u) sum_i -log2(max(c_i, 1) / N)",
     reads=_READS,
     params=(POPULARITY,),
@@ -101,6 +102,7 @@ NOVELTY = register_list(
 ARP = register_list(
     "arp",
     RowMean(_counted, _arp),
+    direction="none",
     doc="arp@k = mean_u (1/k_u) sum_i c_i (average recommendation popularity)",
     reads=_READS,
     params=(POPULARITY,),
@@ -108,6 +110,7 @@ ARP = register_list(
 LONG_TAIL = register_list(
     "long_tail",
     RowMean(_with_head, _long_tail),
+    direction="none",
     doc="long_tail(head_share=s)@k = mean_u share of the list outside the head",
     reads=_READS,
     params=(

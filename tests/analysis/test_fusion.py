@@ -625,14 +625,14 @@ def test_optimize_fusion_keeps_the_first_of_equal_best_points() -> None:
 
 
 def test_the_default_grid_is_built_without_the_full_product() -> None:
-    """Step 0.001 with 3 runs: 501501 points, not a filter of 1002001001 products."""
+    """Step 0.002 with 3 runs: 125751 points, not a filter of 501^3 = 1.3e8 products."""
     from polars_rankmetrics.analysis.fusion import _simplex  # noqa: PLC0415 - this test only
 
     assert _simplex(3, 0.5) == [
         (0.0, 0.0, 1.0), (0.0, 0.5, 0.5), (0.0, 1.0, 0.0), (0.5, 0.0, 0.5), (0.5, 0.5, 0.0),
         (1.0, 0.0, 0.0),
     ]  # fmt: skip
-    assert len(_simplex(3, 0.001)) == math.comb(1002, 2)
+    assert len(_simplex(3, 0.002)) == math.comb(502, 2)
 
 
 def test_optimize_fusion_takes_weights_grid_in_the_runs_order() -> None:

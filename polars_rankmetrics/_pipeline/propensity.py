@@ -47,6 +47,7 @@ __all__ = [
 POPULARITY_COUNT = f"{PREFIX}popularity_count"
 _MISSING = f"{PREFIX}no_propensity"
 _ROWS = f"{PREFIX}interactions_rows"
+_TRUTH_ROWS = f"{PREFIX}truth_rows"
 
 # (item, POPULARITY_COUNT) over every interaction, when the plan sees only some of them
 _COUNTED: ContextVar[pl.DataFrame | None] = ContextVar("_COUNTED", default=None)
@@ -148,20 +149,25 @@ def item_propensities(
         pl.lit(None, pl.Float64).alias(PROPENSITY),
         share.alias(POPULARITY_SHARE),
     ).filter(pl.col(item).is_not_null())
-    return table, [_history_check(given, labels)]
+    return table, [_history_check(given, truth, labels)]
 
 
 def _history_check(
-    history: pl.LazyFrame, labels: Sequence[str]
+    history: pl.LazyFrame, truth: pl.LazyFrame, labels: Sequence[str]
 ) -> tuple[pl.LazyFrame, list[v.DataCheck]]:
     """Estimated propensities need some interactions: none would weigh every hit 1 / clip.
 
     The rows are counted on the interactions as given (a scan's metadata, a
     frame's length), not on the counts per item, which would be a second pass.
+    An empty truth weighs no hit: then nothing is refused (Spark's schema run
+    on empty frames of the inputs' schemas passes, as on one machine).
     """
-    rows = history.select(pl.len().alias(_ROWS))
+    rows = pl.concat(
+        [history.select(pl.len().alias(_ROWS)), truth.select(pl.len().alias(_TRUTH_ROWS))],
+        how="horizontal",
+    )
     check = v.DataCheck(
-        bad=pl.col(_ROWS) == 0,
+        bad=(pl.col(_ROWS) == 0) & (pl.col(_TRUTH_ROWS) > 0),
         message=f"interactions has no rows, so {list(labels)} would "
         "estimate every propensity as 0 and weigh every hit 1 / clip: pass the training "
         "history (one row per (user, item)) or propensity=",

@@ -540,3 +540,19 @@ def test_spark_reads_the_whole_interactions_and_catalog(spark: Any) -> None:
         row = got.collect()[0].asDict()
         for label in labels:
             assert row[label] == pytest.approx(want[label].item(), rel=1e-12), label
+
+
+@pytest.mark.spark
+def test_spark_refuses_empty_interactions(spark: Any) -> None:
+    """Spark counts n_i once over the interactions: none at all is refused, as on one machine."""
+    from polars_rankmetrics import spark as prs  # noqa: PLC0415 - only with pyspark
+
+    history = pl.DataFrame({"user": [1], "item": [10]}).clear()
+    with pytest.raises(ValueError, match=r"interactions has no rows"):
+        prs.evaluate(
+            spark.createDataFrame(RECS.to_arrow()),
+            spark.createDataFrame(TRUTH.to_arrow()),
+            ["ips_recall@3"],
+            n_buckets=2,
+            interactions=spark.createDataFrame(history.to_arrow()),
+        ).collect()

@@ -258,10 +258,18 @@ def integer_holder(left: pl.DataType, right: pl.DataType) -> pl.DataType:
     return _SIGNED_OF_WIDTH[bits]() if bits in _SIGNED_OF_WIDTH else pl.String()
 
 
-def key_dtype(left: pl.DataType, right: pl.DataType, *, key: str) -> pl.DataType | None:
+def key_dtype(
+    left: pl.DataType,
+    right: pl.DataType,
+    *,
+    key: str,
+    frames: tuple[str, str] = ("recs", "truth"),
+    outcome: str = "every metric would silently be 0",
+) -> pl.DataType | None:
     """The dtype both sides of join key ``key`` are compared in (``None``: as they are).
 
-    The rule, for recs dtype ``left`` and truth dtype ``right``:
+    The rule, for dtype ``left`` in the frame ``frames[0]`` (the recs) and
+    ``right`` in ``frames[1]`` (the truth):
 
     * String, Categorical and Enum compare as String (by their text);
     * integers of any width and signedness compare by value, in
@@ -270,14 +278,16 @@ def key_dtype(left: pl.DataType, right: pl.DataType, *, key: str) -> pl.DataType
     * any other dtype must be the same on both sides;
     * anything else (a string against an integer...) is refused with a
       ``TypeError``: the join would find nothing and every score would
-      silently be 0.
+      silently be 0. The message names both frames and what would follow
+      (``outcome``), and suggests casting the second frame, the one that differs.
     """
     family_left, family_right = _key_family(left), _key_family(right)
     if family_left != family_right:
+        first, second = frames
         raise TypeError(
-            f"key column {shorten(key)} has dtype {left} in recs but {right} in truth; "
-            "these can never match, so every metric would silently be 0. Cast one "
-            f"side, e.g. truth.with_columns(pl.col({shorten(key)}).cast(pl.{left}))."
+            f"key column {shorten(key)} has dtype {left} in {first} but {right} in {second}; "
+            f"these can never match, so {outcome}. Cast one side, e.g. "
+            f"{second}.with_columns(pl.col({shorten(key)}).cast(pl.{left}))."
         )
     if family_left == "string":
         return None if left == right == pl.String else pl.String()
@@ -377,7 +387,8 @@ class DataCheck:
         What is wrong, e.g. ``"recs column 'item' has {n} null value(s)"``;
         ``{n}`` is replaced by the number of offending rows.
     show
-        Columns shown for the example row.
+        Columns shown for the example row (none: a check of the whole frame,
+        such as "it has no rows", shows no row).
     screen
         A cheap scalar, false only when no row can be bad; the rows are then
         searched for ``bad`` ones only when some screen of their frame fires.
@@ -430,9 +441,11 @@ def _check_columns(index: int, check: DataCheck) -> list[pl.Expr]:
         return column.first()
 
     example = [first_bad(name) for name in check.show]
+    # a check of a whole frame (it has no rows...) shows no example row
+    row = pl.struct(example) if example else pl.lit(None, dtype=pl.Struct({"": pl.Null}))
     return [
         bad.sum().alias(f"{_GUARD_PREFIX}{index}_n"),
-        pl.struct(example).alias(f"{_GUARD_PREFIX}{index}_row"),
+        row.alias(f"{_GUARD_PREFIX}{index}_row"),
     ]
 
 

@@ -125,7 +125,8 @@ def unify_keys(
             if _key_family(dtype) != _key_family(first):
                 raise TypeError(
                     f"key column {key!r} has dtype {first} in {first_name} but {dtype} in "
-                    f"{name}; these can never match, so every item would look unknown. "
+                    f"{name}; these can never match, so every {key!r} of {name} would look "
+                    "unknown. "
                     f"Cast one side, e.g. {name}.with_columns(pl.col({key!r}).cast(pl.{first}))."
                 )
         same = all(dtype == first for dtype in dtypes)
@@ -454,18 +455,21 @@ def _weight_check(schema: pl.Schema, group: str, weight: str, show: Sequence[str
         pl.List(pl.Float64) if isinstance(schema[weight], pl.List) else pl.Float64
     )
     if isinstance(schema[weight], pl.List):
+        element = pl.element()
         bad = (
             column.is_null()
             | (column.list.len() != pl.col(group).list.len())
-            | column.list.eval(pl.element().is_null() | (pl.element() < 0)).list.any()
+            | column.list.eval(
+                element.is_null() | (element < 0) | element.is_nan() | element.is_infinite()
+            ).list.any()
             | (column.list.sum() <= 0)
         )
     else:
-        bad = column.is_null() | (column <= 0)
+        bad = column.is_null() | (column <= 0) | column.is_nan() | column.is_infinite()
     return v.DataCheck(
         bad=bad,
         message=f"items column {weight!r} (group_weight) has {{n}} item(s) whose weights are "
-        f"null, negative, not one per group of {group!r}, or sum to 0",
+        f"null, negative, NaN or infinite, not one per group of {group!r}, or sum to 0",
         show=tuple(show),
     )
 

@@ -11,7 +11,8 @@ observed in the logged truth. It comes from one of two places:
   ``n_i / max_j n_j``, written as :data:`POPULARITY_SHARE`; the measure
   raises it to ``(gamma + 1) / 2`` (Yang et al., RecSys 2018, eq. 15), since
   ``gamma`` is its parameter. An item without interactions has share 0 (its
-  weight is then the clip's, ``1 / clip``).
+  weight is then the clip's, ``1 / clip``); interactions without any row are
+  refused (every weight would be the clip's).
 
 The table has one row per item (``item, PROPENSITY, POPULARITY_SHARE``), or
 per relevant truth pair for a truth column; the plan joins it to the hits and
@@ -45,6 +46,8 @@ __all__ = [
 #: n_i, the distinct users with the item, in a table of counts over all the interactions
 POPULARITY_COUNT = f"{PREFIX}popularity_count"
 _MISSING = f"{PREFIX}no_propensity"
+_ROWS = f"{PREFIX}interactions_rows"
+_TRUTH_ROWS = f"{PREFIX}truth_rows"
 
 # (item, POPULARITY_COUNT) over every interaction, when the plan sees only some of them
 _COUNTED: ContextVar[pl.DataFrame | None] = ContextVar("_COUNTED", default=None)
@@ -116,6 +119,7 @@ def item_propensities(
     counted = _COUNTED.get()
     if counted is not None:
         counts = counted.lazy()
+        given = counts
     elif described.interactions is None:
         raise ValueError(
             f"{list(labels)} weigh each hit by 1 / p_i: pass propensity= (a column of items= "
@@ -128,7 +132,14 @@ def item_propensities(
         )
         schema = history.collect_schema()
         v.require_columns(schema, {"user": truth_keys[-1], "item": item}, frame="interactions")
-        v.key_dtype(item_dtype, schema[item], key=item)
+        v.key_dtype(
+            item_dtype,
+            schema[item],
+            key=item,
+            frames=("recs and truth", "interactions"),
+            outcome="no item would have a popularity and every hit would weigh 1 / clip",
+        )
+        given = history
         counts = history.group_by(item).agg(
             pl.col(truth_keys[-1]).n_unique().cast(pl.Float64).alias(POPULARITY_COUNT)
         )
@@ -138,7 +149,31 @@ def item_propensities(
         pl.lit(None, pl.Float64).alias(PROPENSITY),
         share.alias(POPULARITY_SHARE),
     ).filter(pl.col(item).is_not_null())
-    return table, []
+    return table, [_history_check(given, truth, labels)]
+
+
+def _history_check(
+    history: pl.LazyFrame, truth: pl.LazyFrame, labels: Sequence[str]
+) -> tuple[pl.LazyFrame, list[v.DataCheck]]:
+    """Estimated propensities need some interactions: none would weigh every hit 1 / clip.
+
+    The rows are counted on the interactions as given (a scan's metadata, a
+    frame's length), not on the counts per item, which would be a second pass.
+    An empty truth weighs no hit: then nothing is refused (Spark's schema run
+    on empty frames of the inputs' schemas passes, as on one machine).
+    """
+    rows = pl.concat(
+        [history.select(pl.len().alias(_ROWS)), truth.select(pl.len().alias(_TRUTH_ROWS))],
+        how="horizontal",
+    )
+    check = v.DataCheck(
+        bad=(pl.col(_ROWS) == 0) & (pl.col(_TRUTH_ROWS) > 0),
+        message=f"interactions has no rows, so {list(labels)} would "
+        "estimate every propensity as 0 and weigh every hit 1 / clip: pass the training "
+        "history (one row per (user, item)) or propensity=",
+        show=(),
+    )
+    return rows, [check]
 
 
 def join_keys(table: pl.LazyFrame) -> list[str]:
@@ -167,7 +202,13 @@ def _catalog_propensities(
     v.require_numeric(schema, column, frame="items", role="propensity")
     if column == item:
         raise ValueError("propensity must be a column other than the item column")
-    v.key_dtype(item_dtype, schema[item], key=item)
+    v.key_dtype(
+        item_dtype,
+        schema[item],
+        key=item,
+        frames=("recs and truth", "items"),
+        outcome="no relevant item would find its propensity",
+    )
     table = items.select(
         pl.col(item).cast(item_dtype, strict=False),
         pl.col(column).cast(pl.Float64).alias(PROPENSITY),

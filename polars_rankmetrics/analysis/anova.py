@@ -65,7 +65,9 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     complete); the others are left out. Needs at least 2 systems and 2 such
     users. A residual mean square of 0 (the scores are exactly additive,
     decided on the 12-significant-digit grid of :func:`compare_per_user`)
-    makes F and its p undefined: null. omega^2 may be negative when systems
+    makes F and its p undefined: null; so do equal system (or user) means on
+    that grid make the sum of squares 0, and every value equal makes omega^2
+    undefined: null. omega^2 may be negative when systems
     explain less than chance; it is reported as computed. The numbers are
     those of statsmodels' ``anova_lm(ols("value ~ C(system) + C(user)"))``.
 
@@ -112,8 +114,15 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     scale = float(np.abs(table).max())
     if not _stats.on_grid(residuals.ravel(), scale).any():
         residuals = np.zeros_like(residuals)  # additive on paper: no residual at all
-    ss_system = float(n * np.sum((system_means - grand) ** 2))
-    ss_user = float(k * np.sum((user_means - grand) ** 2))
+    system_effects, user_effects = system_means - grand, user_means - grand
+    # equal means on paper (every value 0.1: their means differ from 0.1 by 1e-17) have no
+    # effect at all, not 1e-33 of one that would give omega^2 = 0.5 from rounding alone
+    if not _stats.on_grid(system_effects, scale).any():
+        system_effects = np.zeros_like(system_effects)
+    if not _stats.on_grid(user_effects, scale).any():
+        user_effects = np.zeros_like(user_effects)
+    ss_system = float(n * np.sum(system_effects**2))
+    ss_user = float(k * np.sum(user_effects**2))
     ss_residual = float(np.sum(residuals**2))
     df_system, df_user, df_residual = k - 1, n - 1, (k - 1) * (n - 1)
     ms_system, ms_user = ss_system / df_system, ss_user / df_user
@@ -128,7 +137,9 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     f_system, p_system = test(ms_system, df_system)
     f_user, p_user = test(ms_user, df_user)
     ss_total = ss_system + ss_user + ss_residual
-    omega = (ss_system - df_system * ms_residual) / (ss_total + ms_residual)
+    # every value equal: no variance to explain, omega^2 undefined (null), not 0 / 0
+    spread = ss_total + ms_residual
+    omega = (ss_system - df_system * ms_residual) / spread if spread > 0 else None
     result = pl.DataFrame(
         {
             "source": ["system", "user", "residual"],
@@ -137,7 +148,7 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
             "mean_sq": [ms_system, ms_user, ms_residual],
             "F": [f_system, f_user, None],
             "p_value": [p_system, p_user, None],
-            "omega_sq": [omega if ss_total + ms_residual > 0 else None, None, None],
+            "omega_sq": [omega, None, None],
         },
         schema={
             "source": pl.String, "df": pl.Int64, "sum_sq": pl.Float64, "mean_sq": pl.Float64,

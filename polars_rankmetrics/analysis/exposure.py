@@ -34,6 +34,7 @@ from polars_rankmetrics import _validation as v
 from polars_rankmetrics._measures.lists._shared import W
 from polars_rankmetrics._measures.lists.fairness import attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
+from polars_rankmetrics._pipeline.lists import unify_keys
 from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point, ordered_sum
 
 __all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
@@ -106,6 +107,17 @@ def _memberships(
             f"weight= reads one weight per row: give items as a long frame, one row per "
             f"(item, group), not a list column {group!r}, e.g. items.explode({group!r})"
         )
+    if weight is not None:
+        v.require_numeric(schema, weight, frame="items", role="weight")
+    if isinstance(schema[group], pl.List):
+        # explode() drops an empty list: the item would then look missing from the catalog
+        empty = items.filter(pl.col(group).list.len() == 0).select(item, group).collect()
+        if empty.height:
+            raise ValueError(
+                f"items column {group!r} (group) has {empty.height} item(s) with an empty "
+                f"list of groups, e.g. {empty.row(0, named=True)}; give each item at least "
+                "one group (e.g. 'unknown')"
+            )
     value = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64)
     rows = items.select(item, pl.col(group), value.alias(W))
     if isinstance(schema[group], pl.List):
@@ -119,6 +131,8 @@ def _memberships(
             f"items has {bad.height} row(s) with a null item or group, or a null or negative "
             f"weight, e.g. {bad.row(0, named=True)}"
         )
+    if weight is not None:
+        _refuse_non_finite(items, weight, "items", "weight", [item, group, weight])
     repeated = rows.group_by(item, group).len().filter(pl.col("len") > 1).collect()
     if repeated.height and weight is not None:
         raise ValueError(
@@ -140,6 +154,26 @@ def _memberships(
     return (
         rows.join(totals, on=item, how="left").with_columns(pl.col(W) / pl.col(_TOTAL)).drop(_TOTAL)
     )
+
+
+def _refuse_non_finite(
+    frame: pl.LazyFrame, column: str, name: str, role: str, show: Sequence[str]
+) -> None:
+    """Refuse NaN and infinite values of a numeric column, with the count and a row."""
+    value = pl.col(column).cast(pl.Float64)
+    bad = frame.filter(value.is_nan() | value.is_infinite()).select(show).collect()
+    if bad.height:
+        raise ValueError(
+            f"{name} column {v.shorten(column)} ({role}) has {bad.height} NaN or infinite "
+            f"value(s), e.g. {bad.row(0, named=True)}: it must be a finite number"
+        )
+
+
+def _same_key_dtypes(
+    frames: dict[str, pl.LazyFrame], keys: Sequence[str]
+) -> dict[str, pl.LazyFrame]:
+    """The frames with each key in one dtype, or a TypeError naming the frame that differs."""
+    return unify_keys({name: (lf, lf.collect_schema()) for name, lf in frames.items()}, keys)
 
 
 def _targets(pairs: pl.LazyFrame, item: str, group: str) -> pl.LazyFrame:
@@ -218,7 +252,10 @@ def group_exposure(
     the group exposure of Singh & Joachims (KDD 2018) and of TREC Fair's
     exposure metrics does; ``awrf@k`` is the per-list counterpart. A group
     of the catalog never shown has share 0. The gap is 0 when every group
-    gets its catalog share.
+    gets its catalog share. Without any attention (no list within ``k``)
+    the shares, differences and gap are null, and a group of target 0 (every
+    membership of weight 0) has a null ratio. Weights must be finite
+    numbers: NaN or infinite ones are refused with a row.
 
     References
     ----------
@@ -252,6 +289,8 @@ def group_exposure(
         frame="recs",
     )
     _check_ranks(lists, rank, [*keys, user])
+    same = _same_key_dtypes({"recs": lists, "items": catalog}, [item])
+    lists, catalog = same["recs"], same["items"]
     pairs = _memberships(catalog, item, group, weight)
     if k is not None:
         lists = lists.filter(pl.col(rank) <= k)
@@ -277,14 +316,14 @@ def group_exposure(
         if keys
         else (difference.max() - difference.min())
     )
+    # no attention at all (no list within k): the shares are undefined, null
+    share = pl.when(total > 0).then(pl.col("exposure") / total)
+    # a group whose every membership weighs 0 has target 0: no ratio
+    ratio = pl.when(pl.col("target") > 0).then(pl.col("share") / pl.col("target"))
     result = (
         joined.with_columns(pl.col("exposure").fill_null(0.0), pl.col(_T).alias("target"))
-        .with_columns((pl.col("exposure") / total).alias("share"))
-        .with_columns(
-            difference.alias("difference"),
-            (pl.col("share") / pl.col("target")).alias("ratio"),
-            spread.alias("gap"),
-        )
+        .with_columns(share.alias("share"))
+        .with_columns(difference.alias("difference"), ratio.alias("ratio"), spread.alias("gap"))
         .select(*keys, group, "exposure", "share", "target", "difference", "ratio", "gap")
         .sort([*keys, group])
     )
@@ -355,7 +394,8 @@ def expected_exposure(
     truth
         One row per relevant (user, item), with a grade column
         ``relevance`` (``None``: every row has grade 1); grades <= 0 are not
-        relevant and have target 0.
+        relevant and have target 0. A grade that is not a number, or null,
+        NaN or infinite, is refused.
     sample
         Column of ``recs`` naming the sampled ranking.
     p
@@ -429,8 +469,13 @@ def expected_exposure(
     truth_roles = {"user": user, "item": item}
     if relevance is not None:
         truth_roles["relevance"] = relevance
-    v.require_columns(judged.collect_schema(), truth_roles, frame="truth")
+    truth_schema = judged.collect_schema()
+    v.require_columns(truth_schema, truth_roles, frame="truth")
+    if relevance is not None:
+        _check_grades(judged, truth_schema, relevance, [user, item, relevance])
     _check_ranks(runs, rank, [*keys, user, sample])
+    same = _same_key_dtypes({"recs": runs, "truth": judged}, [user, item])
+    runs, judged = same["recs"], same["truth"]
     list_keys = [*keys, user]
     if k is not None:
         runs = runs.filter(pl.col(rank) <= k)
@@ -465,6 +510,20 @@ def expected_exposure(
         {"ee_l": (e - target) ** 2, "ee_d": e**2, "ee_r": 2.0 * e * target},
     )
     return _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
+
+
+def _check_grades(
+    truth: pl.LazyFrame, schema: pl.Schema, relevance: str, show: Sequence[str]
+) -> None:
+    """Grades are numbers, none null, NaN or infinite (``evaluate`` refuses them too)."""
+    v.require_numeric(schema, relevance, frame="truth", role="relevance")
+    nulls = truth.filter(pl.col(relevance).is_null()).select(show).collect()
+    if nulls.height:
+        raise ValueError(
+            f"truth column {v.shorten(relevance)} (relevance) has {nulls.height} null "
+            f"value(s), e.g. {nulls.row(0, named=True)}"
+        )
+    _refuse_non_finite(truth, relevance, "truth", "relevance", show)
 
 
 def _discount(position: pl.Expr) -> pl.Expr:
@@ -533,7 +592,12 @@ def trec_fair_score(
     the p^(r - 1) of ``awrf@k``; items missing from ``items`` are left out
     of the group distribution (the script's unknown pages) but count in
     nDCG; scipy's ``jensenshannon`` uses the natural logarithm and the
-    script returns 1 - distance squared, i.e. 1 - the divergence. Queries
+    script returns 1 - distance squared, i.e. 1 - the divergence. A list
+    without any item of ``items`` has no group distribution: its AWRF and
+    score are null (left out of the means), as with an empty catalog. A
+    target share that is null, negative, NaN or infinite, a target summing
+    to 0, or a per-query target without some query of ``recs`` is refused.
+    Queries
     counted: every query with a list (a query with relevant items and no
     list is not scored, as the script groups by the run's rows). The
     intersectional targets of the track (several dimensions combined) are
@@ -577,6 +641,8 @@ def trec_fair_score(
     )
     v.require_columns(judged.collect_schema(), {"user": user, "item": item}, frame="truth")
     _check_ranks(runs, rank, list_keys)
+    same = _same_key_dtypes({"recs": runs, "truth": judged, "items": catalog}, [user, item])
+    runs, judged, catalog = same["recs"], same["truth"], same["items"]
     longest = runs.group_by(list_keys).len().select(pl.col("len").max()).collect().item()
     if longest is not None and longest > target_len:
         raise ValueError(
@@ -626,8 +692,12 @@ def trec_fair_score(
     half = pl.when(d > 0).then(d * (d / mid).log()).otherwise(0.0) + pl.when(t > 0).then(
         t * (t / mid).log()
     ).otherwise(0.0)
-    awrf = exact_sums(both, list_keys, {"awrf": half}).with_columns(
-        (1.0 - (0.5 * pl.col("awrf")).clip(lower_bound=0.0)).alias("awrf")
+    awrf = (
+        exact_sums(both, list_keys, {"awrf": half})
+        .with_columns((1.0 - (0.5 * pl.col("awrf")).clip(lower_bound=0.0)).alias("awrf"))
+        # a list without any catalog item has no group distribution: its AWRF is null, as
+        # with an empty catalog (not the 1 - ln 2 / 2 of an all-zero d against t)
+        .join(totals.select(list_keys), on=list_keys, how="semi")
     )
     scored = (
         ndcg.join(awrf, on=list_keys, how="left")
@@ -648,6 +718,7 @@ def _goal(
     v.require_columns(schema, {"group": group, "target": "target"}, frame="target")
     per_query = user in schema
     keys = [user] if per_query else []
+    v.require_numeric(schema, "target", frame="target", role="target share")
     goal = frame.select(*keys, pl.col(group).cast(pl.String), pl.col("target").cast(pl.Float64))
     bad = goal.filter(pl.col("target").is_null() | (pl.col("target") < 0)).collect()
     if bad.height:
@@ -655,15 +726,38 @@ def _goal(
             f"target has {bad.height} row(s) with a null or negative share, e.g. "
             f"{bad.row(0, named=True)}"
         )
+    _refuse_non_finite(goal, "target", "target", "target share", [*keys, group, "target"])
     totals = exact_sums(goal, keys, {_TOTAL: pl.col("target")})
+    # the shares are normalised to sum to 1: a sum of 0 would give 0 / 0
+    zero = totals.filter(pl.col(_TOTAL).fill_null(0.0) <= 0).collect()
+    if zero.height or not (keys or totals.collect().height):
+        where = (
+            f" for {zero.height} query(ies), e.g. {zero.select(keys).row(0, named=True)}"
+            if keys
+            else ""
+        )
+        raise ValueError(
+            f"target's shares sum to 0{where}: they are normalised to sum to 1, so give some "
+            "group a positive share"
+        )
     joined = goal.join(totals, on=keys, how="left") if keys else goal.join(totals, how="cross")
     return joined.select(*keys, group, (pl.col("target") / pl.col(_TOTAL)).alias(_T))
 
 
 def _per_query_goal(goals: pl.LazyFrame, queries: pl.LazyFrame, user: str) -> pl.LazyFrame:
-    if user in goals.collect_schema():
-        return queries.join(goals, on=user, how="inner")
-    return queries.join(goals, how="cross")
+    """Each query's target shares; a per-query target must give every query of recs some."""
+    if user not in goals.collect_schema():
+        return queries.join(goals, how="cross")
+    same = _same_key_dtypes({"recs": queries, "target": goals}, [user])
+    queries, goals = same["recs"], same["target"]
+    lacking = queries.select(user).unique().join(goals, on=user, how="anti").collect()
+    if lacking.height:
+        raise ValueError(
+            f"target gives no shares for {lacking.height} query(ies) of recs, e.g. "
+            f"{lacking.row(0, named=True)}: a per-query target needs a row for every query "
+            f"(the column {v.shorten(user)})"
+        )
+    return queries.join(goals, on=user, how="inner")
 
 
 def _per_user_or_means(

@@ -17,10 +17,13 @@ c, with the full ranks taken uniform over 1..N (p(R) = 1 / N), as
   min_c sum_R p(R) (sum_r P(r | R) c_r - M(R))^2, with every c_r within the
   range of M;
 - ``"bv"``: bias and variance, traded by gamma in [0, 1]:
-  min_c sum_R p(R) [(1 - gamma) (E[c_r | R] - M(R))^2 + gamma E[c_r^2 | R]]
-  ... whose solution is c = ((1 - gamma) A'A + gamma diag(A'1))^-1 A'M with
-  A = diag(p)^(1/2) P(r | R) and M the metric's values over R, weighted alike;
-  then clipped to the range of M.
+  min_c sum_R p(R) [(E[c_r | R] - M(R))^2 + gamma Var(c_r | R)]
+  (squared bias plus gamma times the variance, Var = E[c_r^2 | R] - E[c_r | R]^2),
+  whose solution is c = ((1 - gamma) A'A + gamma diag(w))^-1 A'M with
+  A = diag(p)^(1/2) P(r | R), M the metric's values over R, weighted alike,
+  and w_r = sum_R p(R) P(r | R) (the paper's closed form); then clipped to
+  the range of M. gamma = 0 is the least-squares fit of the bias, gamma = 1
+  the posterior mean of M(R) given r.
 
 M(R) is the measure's own value (from the engine, under the conventions
 given) for one relevant item at full rank R: ``recall@k`` and ``hit_rate@k``
@@ -106,8 +109,9 @@ def sampled_metrics(
         least squares) or ``None``: the metric read on the sampled lists as
         they are (with a :class:`SampledMetricsWarning`).
     gamma
-        The bias-variance trade-off of ``"bv"`` in [0, 1] (default 0.01, as
-        Krichene & Rendle); 0 is the unconstrained least-squares fit.
+        The weight of the variance beside the squared bias in ``"bv"``'s
+        objective, in [0, 1] (default 0.01, as Krichene & Rendle); 0 is the
+        unconstrained least-squares fit of the bias, 1 the posterior mean.
     per_user
         ``True``: one row per (``by`` groups, user) with each metric's
         corrected per-user value c_{r_u}, ready for

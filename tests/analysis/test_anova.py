@@ -88,6 +88,28 @@ def test_backends_and_additive_scores() -> None:
     assert pandas["sum_sq"].tolist() == result.get_column("sum_sq").to_list()
 
 
+@pytest.mark.parametrize("value", [0.0, 0.5, 0.1, 1 / 3])
+def test_every_value_equal_has_no_effect_and_no_omega(value: float) -> None:
+    """Every value equal: sums of squares 0, F, p and omega^2 null.
+
+    0.5 raised ZeroDivisionError (the guard ran after the division); 0.1 gave
+    sums of squares of 1e-33 from rounding and omega^2 = 0.5.
+    """
+    result = anova(_scores(np.full((3, 3), value)), "value")
+    assert result.get_column("sum_sq").to_list() == [0.0, 0.0, 0.0]
+    for column in ("F", "p_value", "omega_sq"):
+        assert result.get_column(column).to_list() == [None, None, None], column
+
+
+def test_equal_system_means_give_omega_zero() -> None:
+    """Systems alike for every user, users differing: SS_system 0, omega^2 0 (defined)."""
+    table = np.array([[0.1, 0.1], [0.2, 0.2], [0.3, 0.3]])
+    result = anova(_scores(table), "value")
+    assert result.item(0, "sum_sq") == 0.0
+    assert result.item(0, "omega_sq") == 0.0
+    assert result.item(1, "sum_sq") == pytest.approx(0.04, abs=1e-15)
+
+
 def test_bad_input_is_refused() -> None:
     frame = _scores(np.random.default_rng(0).random((3, 2)))
     with pytest.raises(ValueError, match="no metric column 'ndcg'"):

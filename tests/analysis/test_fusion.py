@@ -587,6 +587,11 @@ def test_combos_equal_trectools(method: str) -> None:
         ({"method": "mnz"}, "method must be one of"),
         ({"metric": "ndcg@5,10"}, "one metric string"),
         ({"step": 0.3}, "step must divide 1"),
+        # step 0 was a ZeroDivisionError, a negative step "grid is empty" without the step
+        ({"step": 0}, r"step must be in \(0, 1\].*got 0"),
+        ({"step": 0.0}, r"step must be in \(0, 1\].*got 0.0"),
+        ({"step": -0.1}, r"step must be in \(0, 1\].*got -0.1"),
+        ({"step": 2.0}, r"step must be in \(0, 1\]"),
         ({"grid": []}, "grid is empty"),
         ({"grid": [{"x": 1.0}]}, "no weight to run 'y'"),
         ({"method": "rrf", "grid": [10, -1]}, "k must be >= 0"),
@@ -597,6 +602,37 @@ def test_optimize_fusion_refusals(options: dict[str, Any], message: str) -> None
     truth = pl.DataFrame({"user": [1, 2], "item": ["a", "c"]})
     with pytest.raises((ValueError, TypeError), match=message):
         prm.optimize_fusion(_two_runs(), truth, **options)
+
+
+@pytest.mark.parametrize("method", ["wsum", "rrf"])
+def test_optimize_fusion_without_relevant_items_says_so(method: str) -> None:
+    """An empty truth: a clear ValueError (was float(None)'s TypeError)."""
+    empty = pl.DataFrame({"user": [1], "item": ["a"]}).clear()
+    with pytest.raises(ValueError, match=r"mrr is undefined \(null\) at every grid point"):
+        prm.optimize_fusion(_two_runs(), empty, method=method, metric="mrr")
+
+
+def test_optimize_fusion_keeps_the_first_of_equal_best_points() -> None:
+    """Equal scores at every point (no truth user among the runs'): the first point, as documented.
+
+    Polars' arg_max on a column it flags as sorted (a constant one) gives the last.
+    """
+    truth = pl.DataFrame({"user": [98, 99], "item": ["a", "c"]})
+    found = prm.optimize_fusion(_two_runs(), truth, metric="mrr", step=0.5)
+    assert found.grid.get_column("mrr").to_list() == [0.0, 0.0, 0.0]
+    assert found.best == {"weights": {"x": 0.0, "y": 1.0}}
+    assert found.grid.get_column("weights")[0].to_list() == [0.0, 1.0]
+
+
+def test_the_default_grid_is_built_without_the_full_product() -> None:
+    """Step 0.002 with 3 runs: 125751 points, not a filter of 501^3 = 1.3e8 products."""
+    from polars_rankmetrics.analysis.fusion import _simplex  # noqa: PLC0415 - this test only
+
+    assert _simplex(3, 0.5) == [
+        (0.0, 0.0, 1.0), (0.0, 0.5, 0.5), (0.0, 1.0, 0.0), (0.5, 0.0, 0.5), (0.5, 0.5, 0.0),
+        (1.0, 0.0, 0.0),
+    ]  # fmt: skip
+    assert len(_simplex(3, 0.002)) == math.comb(502, 2)
 
 
 def test_optimize_fusion_takes_weights_grid_in_the_runs_order() -> None:

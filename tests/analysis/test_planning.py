@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.power import TTestPower
 
-from polars_rankmetrics.analysis import users_needed
+from polars_rankmetrics.analysis import planning, users_needed
 from polars_rankmetrics.analysis.planning import _power
 
 
@@ -65,6 +65,49 @@ def test_power_equals_statsmodels() -> None:
         assert _power(n, es, 0.05) == pytest.approx(
             TTestPower().power(effect_size=es, nobs=n, alpha=0.05), rel=1e-10
         )
+
+
+def _counted_power(calls: list[int]) -> object:
+    """_power, counting its calls and refusing more than 200 (the old loop made millions)."""
+
+    def power(n: int, effect_size: float, alpha: float) -> float:
+        calls.append(n)
+        if len(calls) > 200:
+            raise AssertionError("users_needed evaluated the power more than 200 times")
+        return _power(n, effect_size, alpha)
+
+    return power
+
+
+def test_a_tiny_effect_is_solved_in_a_few_dozen_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """effect / s_d = 7e-7: n about 1.6e13 by bisection (one user at a time took minutes)."""
+    frame = pl.DataFrame(
+        {"model": ["a"] * 4 + ["b"] * 4, "user": [1, 2, 3, 4] * 2,
+         "m": [0.3, 0.6, 0.1, 0.8, 0.2, 0.4, 0.1, 0.5]}
+    )  # fmt: skip  # d = 0.1, 0.2, 0, 0.3: s_d = 0.129099
+    sd = float(np.std([0.1, 0.2, 0.0, 0.3], ddof=1))
+    effect = 7e-7 * sd
+    calls: list[int] = []
+    monkeypatch.setattr(planning, "_power", _counted_power(calls))
+    n = users_needed(frame, "m", baseline="b", effect=effect).item(0, "users_needed")
+    assert len(calls) <= 200
+    expected = TTestPower().solve_power(effect_size=effect / sd, alpha=0.05, power=0.8)
+    assert n == pytest.approx(expected, rel=1e-9)
+    assert _power(n, effect / sd, 0.05) >= 0.8 > _power(n - 1, effect / sd, 0.05)
+
+
+def test_a_large_effect_size_is_not_lost_to_a_nan_power() -> None:
+    """Effect size 10: scipy's nct.cdf gave NaN for the lower tail at n = 3 (power 1 - 4e-7)."""
+    assert _power(3, 10.0, 0.05) == pytest.approx(0.99999957716901, rel=1e-12)
+    assert planning._smallest_n(10.0, 0.05, 0.8) == 3
+
+
+def test_an_effect_too_small_for_any_study_is_refused() -> None:
+    frame = pl.DataFrame(
+        {"model": ["a", "a", "b", "b"], "user": [1, 2, 1, 2], "m": [0.3, 0.25, 0.1, 0.0]}
+    )
+    with pytest.raises(ValueError, match=r"effect=1e-12 is .* standard deviations.*'m'.*'a'"):
+        users_needed(frame, "m", baseline="b", effect=1e-12)
 
 
 def test_degenerate_and_bad_input() -> None:

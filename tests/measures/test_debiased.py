@@ -438,6 +438,36 @@ def test_refusals_name_what_is_wrong() -> None:
         prm.evaluate(RECS, TRUTH, "ips_dcg@3", items=ITEMS, propensity="p", ties="average")
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_empty_interactions_are_refused(lazy: bool) -> None:
+    """No interactions: every n_i would be 0 and every hit weigh 1 / clip (ips_recall 750)."""
+    history = pl.DataFrame({"user": [1], "item": [10]}).clear()
+    recs = RECS.lazy() if lazy else RECS
+    interactions = history.lazy() if lazy else history
+    with pytest.raises(ValueError, match=r"interactions has no rows.*ips_recall@3.*1 / clip"):
+        pl.LazyFrame.collect(
+            prm.evaluate(recs, TRUTH, ["ips_recall@3"], interactions=interactions).lazy()
+        )
+
+
+def test_id_type_errors_name_the_frame_that_differs() -> None:
+    """items= or interactions= with string ids: the message names it, not the truth."""
+    as_text = pl.col("item").cast(pl.String)
+    with pytest.raises(
+        TypeError,
+        match=r"Int64 in recs and truth but String in items;.*items\.with_columns\(pl\.col\('item'\)",
+    ):
+        prm.evaluate(
+            RECS, TRUTH, ["ips_recall@3"], items=ITEMS.with_columns(as_text), propensity="p"
+        )
+    history = pl.DataFrame({"user": [1, 2], "item": [10, 11]}).with_columns(as_text)
+    with pytest.raises(
+        TypeError,
+        match=r"Int64 in recs and truth but String in interactions;.*interactions\.with_columns",
+    ):
+        prm.evaluate(RECS, TRUTH, ["ips_recall@3"], interactions=history)
+
+
 @pytest.mark.parametrize("denominator", ["min_k", "relevant", "k"])
 def test_curves_equal_evaluate_at_every_k(denominator: str) -> None:
     # the curve steps (running weighted sums, W_u over the user's whole relevant truth)
@@ -510,3 +540,19 @@ def test_spark_reads_the_whole_interactions_and_catalog(spark: Any) -> None:
         row = got.collect()[0].asDict()
         for label in labels:
             assert row[label] == pytest.approx(want[label].item(), rel=1e-12), label
+
+
+@pytest.mark.spark
+def test_spark_refuses_empty_interactions(spark: Any) -> None:
+    """Spark counts n_i once over the interactions: none at all is refused, as on one machine."""
+    from polars_rankmetrics import spark as prs  # noqa: PLC0415 - only with pyspark
+
+    history = pl.DataFrame({"user": [1], "item": [10]}).clear()
+    with pytest.raises(ValueError, match=r"interactions has no rows"):
+        prs.evaluate(
+            spark.createDataFrame(RECS.to_arrow()),
+            spark.createDataFrame(TRUTH.to_arrow()),
+            ["ips_recall@3"],
+            n_buckets=2,
+            interactions=spark.createDataFrame(history.to_arrow()),
+        ).collect()

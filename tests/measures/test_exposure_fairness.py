@@ -268,6 +268,75 @@ def test_group_weight_is_checked() -> None:
         prm.evaluate(RECS, None, ["ndkl@1"], items=negative, group="g", group_weight="w")
 
 
+def test_awrf_is_finite_where_a_groups_share_is_tiny() -> None:
+    """awrf@100, the minority's two items at ranks 80 and 100: d = 1e-24, finite (was NaN).
+
+    u = (d - t) / (d + t) rounds to -1 there and 0 x log1p(-1) was NaN; with
+    0 log 0 = 0 the value is the textbook's, near its limit d = 0.
+    """
+    catalog = {i: ["min"] if i in (79, 99) else ["maj"] for i in range(100)}
+    items = pl.DataFrame({"item": list(catalog), "g": [groups[0] for groups in catalog.values()]})
+    recs = pl.DataFrame({"user": [1] * 100, "item": list(range(100)), "rank": range(1, 101)})
+    ranked = list(zip(recs["rank"], recs["item"], strict=True))
+    want = textbook_awrf(ranked, catalog, 0.5)
+    # the limit d_min = 0: JS^2 = (t_min + log2(2 / (1 + t_maj)) + t_maj log2(2 t_maj / (1 + t_maj))) / 2
+    t_min, t_maj = 0.02, 0.98
+    limit = 1 - math.sqrt(
+        (t_min + math.log2(2 / (1 + t_maj)) + t_maj * math.log2(2 * t_maj / (1 + t_maj))) / 2
+    )
+    assert want == pytest.approx(limit, abs=1e-12)
+    assert round(want, 3) == 0.900
+    labels = ["awrf@100", "ndkl@100"]
+    per_user = prm.evaluate(recs, None, labels, items=items, group="g", per_user=True)
+    assert per_user["awrf@100"][0] == pytest.approx(want, abs=1e-12)
+    assert per_user["ndkl@100"][0] == pytest.approx(textbook_ndkl(ranked, catalog), abs=1e-12)
+    # evaluate's mean and the curve at 100 are that value too, not NaN
+    mean = prm.evaluate(recs, None, labels, items=items, group="g")
+    assert mean["awrf@100"][0] == pytest.approx(want, abs=1e-12)
+    curve = prm.curves(recs, None, ["awrf"], k=[79, 80, 100], items=items, group="g")
+    assert all(math.isfinite(value) for value in curve["value"])
+    assert curve["value"][2] == pytest.approx(want, abs=1e-12)
+
+
+def test_awrf_and_ndkl_are_finite_with_a_membership_weight_of_zero() -> None:
+    """The docs allow a weight of 0: a group with d = 0 (and t = 0) adds 0 (was NaN)."""
+    items = pl.DataFrame({"item": ["a", "b"], "g": [["x", "y"], ["y"]], "w": [[1.0, 0.0], [1.0]]})
+    recs = pl.DataFrame({"user": [1, 2, 2], "item": ["a", "b", "a"], "rank": [1, 1, 2]})
+    labels = ["awrf(p=1)@2", "ndkl@2"]
+    options: dict[str, Any] = {"items": items, "group": "g", "group_weight": "w"}
+    result = prm.evaluate(recs, None, labels, per_user=True, **options).sort("user")
+    weighted = {"a": {"x": 1.0, "y": 0.0}, "b": {"y": 1.0}}
+    # user 1 shows a: d = (1, 0), t = (1/2, 1/2)
+    assert result["awrf(p=1)@2"][0] == pytest.approx(
+        1 - jensenshannon([1.0, 0.0], [0.5, 0.5], base=2), abs=1e-12
+    )
+    assert result["ndkl@2"][0] == pytest.approx(math.log(2), abs=1e-12)
+    for row, ranked in zip(
+        result.iter_rows(named=True), [[(1, "a")], [(1, "b"), (2, "a")]], strict=True
+    ):
+        assert row["awrf(p=1)@2"] == pytest.approx(textbook_awrf(ranked, weighted, 1.0), abs=1e-12)
+        assert row["ndkl@2"] == pytest.approx(textbook_ndkl(ranked, weighted), abs=1e-12)
+    # a group whose every weight is 0 (t = 0, d = 0) adds nothing: a alone is the catalog
+    alone = items.filter(pl.col("item") == "a")
+    only_a = prm.evaluate(recs.filter(pl.col("item") == "a"), None, labels, items=alone,
+                          group="g", group_weight="w", per_user=True)  # fmt: skip
+    assert only_a["awrf(p=1)@2"].to_list() == [1.0, 1.0]
+    assert only_a["ndkl@2"].to_list() == [0.0, 0.0]
+    curve = prm.curves(recs, None, ["awrf", "ndkl"], k=[1, 2], **options)
+    assert all(math.isfinite(value) for value in curve["value"])
+
+
+def test_non_finite_group_weights_are_refused() -> None:
+    """A NaN or infinite group_weight is refused with the row (it was NaN in the mean)."""
+    items = pl.DataFrame({"item": ["a", "b", "c", "d"], "g": [["x"], ["x"], ["y"], ["y"]]})
+    for bad in (float("nan"), float("inf")):
+        weighted = items.with_columns(w=pl.Series([[1.0], [bad], [1.0], [1.0]]))
+        with pytest.raises(
+            ValueError, match=r"'w' \(group_weight\) has 1 item\(s\).*NaN or infinite.*item='b'"
+        ):
+            prm.evaluate(RECS, None, ["awrf@3"], items=weighted, group="g", group_weight="w")
+
+
 # ---------------------------------------------------------------- input errors
 
 
@@ -346,6 +415,67 @@ def test_group_exposure_refuses_bad_input() -> None:
         prm.group_exposure(RECS, weighted.with_columns(w=pl.lit(0.0)), group="g", weight="w")
     with pytest.raises(ValueError, match="group="):
         prm.group_exposure(RECS, ITEMS, group="genre")
+
+
+def test_group_exposure_refuses_non_finite_weights() -> None:
+    """A NaN or infinite membership weight is refused with the row (it gave NaN shares)."""
+    for bad in (float("nan"), float("inf")):
+        weighted = ITEMS.with_columns(w=pl.Series([1.0, bad, 1.0, 1.0]))
+        with pytest.raises(
+            ValueError, match=r"items column 'w' \(weight\) has 1 NaN or infinite.*'item': 'b'"
+        ):
+            prm.group_exposure(RECS, weighted, group="g", weight="w")
+        with pytest.raises(ValueError, match=r"items column 'w' \(weight\) has 1 NaN"):
+            prm.trec_fair_score(RECS, RECS, weighted, group="g", weight="w")
+    with pytest.raises(TypeError, match=r"items column 'w' \(weight\) must be numeric"):
+        prm.group_exposure(RECS, ITEMS.with_columns(w=pl.lit("1")), group="g", weight="w")
+
+
+def test_group_exposure_without_attention_is_null_not_nan() -> None:
+    """Empty recs (or none within k): shares undefined, null; a target of 0: no ratio."""
+    for recs in (RECS.clear(), RECS.with_columns(pl.col("rank") + 5)):
+        result = prm.group_exposure(recs, ITEMS, group="g", k=3)
+        assert result["exposure"].to_list() == [0.0, 0.0]
+        assert result["target"].to_list() == [0.5, 0.5]
+        for column in ("share", "difference", "ratio", "gap"):
+            assert result[column].to_list() == [None, None], column
+    # z: a's membership of weight 0, its only one: target 0, share 0, ratio null
+    long = pl.DataFrame(
+        {"item": ["a", "a", "b", "c", "d"], "g": ["x", "z", "x", "y", "y"],
+         "w": [1.0, 0.0, 1.0, 1.0, 1.0]}
+    )  # fmt: skip
+    result = prm.group_exposure(RECS, long, group="g", weight="w")
+    z = result.filter(pl.col("g") == "z").row(0, named=True)
+    assert (z["exposure"], z["share"], z["target"], z["ratio"]) == (0.0, 0.0, 0.0, None)
+    assert all(value is not None and math.isfinite(value) for value in result["gap"])
+
+
+def test_group_exposure_names_an_empty_group_list() -> None:
+    """An item with an empty list of groups: said so, not 'missing from the item catalog'."""
+    items = pl.DataFrame({"item": ["a", "b", "c", "d"], "g": [["x"], [], ["y"], ["y"]]})
+    message = r"items column 'g' \(group\) has 1 item\(s\) with an empty list of groups.*'b'"
+    with pytest.raises(ValueError, match=message):
+        prm.group_exposure(RECS, items, group="g")
+    with pytest.raises(ValueError, match=message):
+        prm.trec_fair_score(RECS, RECS, items, group="g")
+
+
+def test_exposure_functions_name_the_frame_with_other_ids() -> None:
+    """Ids of another type in items= or truth: a TypeError naming that frame, no Polars error."""
+    numbered = pl.DataFrame({"item": [1, 2], "g": ["x", "y"]})
+    with pytest.raises(TypeError, match=r"String in recs but Int64 in items.*items\.with_columns"):
+        prm.group_exposure(RECS, numbered, group="g")
+    with pytest.raises(TypeError, match=r"String in recs but Int64 in items"):
+        prm.trec_fair_score(RECS, RECS, numbered, group="g")
+    truth = RECS.with_columns(pl.col("user").cast(pl.String))
+    with pytest.raises(TypeError, match=r"'user' has dtype Int64 in recs but String in truth"):
+        prm.trec_fair_score(RECS, truth, ITEMS, group="g")
+    samples = RECS.with_columns(sample=pl.lit(1))
+    with pytest.raises(TypeError, match=r"'user' has dtype Int64 in recs but String in truth"):
+        prm.expected_exposure(samples, truth)
+    target = pl.DataFrame({"user": ["1", "2"], "g": ["x", "y"], "target": [0.5, 0.5]})
+    with pytest.raises(TypeError, match=r"'user' has dtype Int64 in recs but String in target"):
+        prm.trec_fair_score(RECS, RECS, ITEMS, group="g", target=target)
 
 
 # ---------------------------------------------------------------- expected exposure
@@ -542,6 +672,63 @@ def textbook_gini(x: list[float]) -> float | None:
     if total == 0:
         return None
     return sum((2 * j - n - 1) * v for j, v in enumerate(ordered, start=1)) / (n * total)
+
+
+def test_expected_exposure_refuses_grades_that_are_not_finite_numbers() -> None:
+    """A NaN grade counted as the highest grade; text gave a raw Polars error."""
+    samples = pl.DataFrame({"sample": [1, 1], "user": [1, 1], "item": ["a", "b"], "rank": [1, 2]})
+    truth = pl.DataFrame({"user": [1, 1], "item": ["a", "b"]})
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        graded = truth.with_columns(rel=pl.Series([1.0, bad]))
+        with pytest.raises(
+            ValueError, match=r"truth column 'rel' \(relevance\) has 1 NaN or infinite.*'b'"
+        ):
+            prm.expected_exposure(samples, graded, relevance="rel")
+    nulls = truth.with_columns(rel=pl.Series([1.0, None]))
+    with pytest.raises(ValueError, match=r"truth column 'rel' \(relevance\) has 1 null.*'b'"):
+        prm.expected_exposure(samples, nulls, relevance="rel")
+    text = truth.with_columns(rel=pl.Series(["1", "x"]))
+    with pytest.raises(TypeError, match=r"truth column 'rel' \(relevance\) must be numeric"):
+        prm.expected_exposure(samples, text, relevance="rel")
+
+
+def test_trec_fair_score_refuses_targets_that_are_not_finite_or_sum_to_0() -> None:
+    truth = pl.DataFrame({"user": [1, 2], "item": ["a", "d"]})
+    for bad in (float("nan"), float("inf")):
+        target = pl.DataFrame({"g": ["x", "y"], "target": [bad, 1.0]})
+        with pytest.raises(
+            ValueError, match=r"target column 'target' \(target share\) has 1 NaN or infinite"
+        ):
+            prm.trec_fair_score(RECS, truth, ITEMS, group="g", target=target)
+    zero = pl.DataFrame({"g": ["x", "y"], "target": [0.0, 0.0]})
+    with pytest.raises(ValueError, match=r"target's shares sum to 0"):
+        prm.trec_fair_score(RECS, truth, ITEMS, group="g", target=zero)
+    per_query = pl.DataFrame({"user": [1, 1, 2], "g": ["x", "y", "x"], "target": [0.5, 0.5, 0.0]})
+    with pytest.raises(ValueError, match=r"target's shares sum to 0 for 1 query\(ies\).*'user': 2"):
+        prm.trec_fair_score(RECS, truth, ITEMS, group="g", target=per_query)
+    lacking = per_query.filter(pl.col("user") == 1)
+    with pytest.raises(ValueError, match=r"target gives no shares for 1 query\(ies\).*'user': 2"):
+        prm.trec_fair_score(RECS, truth, ITEMS, group="g", target=lacking)
+
+
+def test_trec_fair_score_gives_null_awrf_to_a_list_without_catalog_items() -> None:
+    """No catalog item in the list: null, as with an empty catalog (was 1 - ln 2 / 2)."""
+    truth = pl.DataFrame({"user": [1, 2], "item": ["a", "zz"]})
+    recs = RECS.with_columns(
+        pl.when(pl.col("user") == 2).then(pl.lit("zz") + pl.col("rank").cast(pl.String))
+        .otherwise("item").alias("item")
+    )  # fmt: skip
+    got = prm.trec_fair_score(recs, truth, ITEMS, group="g", per_user=True).sort("user")
+    assert got["awrf"][1] is None
+    assert got["score"][1] is None
+    assert got["ndcg"][1] == 0.0
+    empty = prm.trec_fair_score(recs, truth, ITEMS.clear(), group="g", per_user=True)
+    assert empty["awrf"].to_list() == [None, None]
+    # the means leave the null out: user 1's AWRF and score
+    means = prm.trec_fair_score(recs, truth, ITEMS, group="g")
+    assert means["awrf"][0] == pytest.approx(got["awrf"][0], abs=1e-12)
+    assert means["score"][0] == pytest.approx(got["score"][0], abs=1e-12)
+    assert means["ndcg"][0] == pytest.approx(got["ndcg"].mean(), abs=1e-12)
 
 
 def test_exposure_gini_by_hand() -> None:

@@ -19,13 +19,16 @@ script uses another attention model: :func:`~polars_rankmetrics.trec_fair_score`
 
 D_i: the group shares of the list's top i items (each item 1, split over its
 groups), natural logarithm, k_u the list's length within k. A group the top
-i lacks adds 0 (0 ln 0 = 0); every group shown has t_g > 0 (its items are in
-the catalog), so no smoothing is needed and NDKL is finite, 0 when every
-prefix has the catalog's shares.
+i lacks adds 0 (0 ln 0 = 0), and so does a membership of weight 0; every
+group shown with a positive weight has t_g > 0 (its items are in the
+catalog), so no smoothing is needed and NDKL is finite, 0 when every prefix
+has the catalog's shares.
 
 Only the groups of the list are visited: with the groups it lacks adding
 t_g to the divergence's half-sum, JS^2 = (1/2) Σ_{g in list} [d log2(2d /
-(d + t)) + t log2(2t / (d + t))] + (1/2) (1 - Σ_{g in list} t_g). A JS^2
+(d + t)) + t log2(2t / (d + t))] + (1/2) (1 - Σ_{g in list} t_g), with
+0 log 0 = 0: a share d too small for a float (a group first shown at rank 80
+of p = 0.5) or a group of weight 0 keeps AWRF finite. A JS^2
 below 1e-15 (rounding: the catalog's shares sum to 1 within a few ulps)
 counts as 0, since the square root magnifies it (1e-17 -> 3e-9): a list
 spread exactly as the catalog gets AWRF 1 on every surface.
@@ -106,12 +109,23 @@ def js_awrf(d: pl.Expr, t: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
     d log2(2d / (d + t)) + t log2(2t / (d + t)), written with u = (d - t) / (d + t)
     as (d + t) / 2 [(1 + u) log1p(u) + (1 - u) log1p(-u)] / ln 2: exactly 0
-    where d = t and accurate near it, where the two logarithms cancel.
+    where d = t and accurate near it, where the two logarithms cancel. Where a
+    share is tiny or 0 (1 + u or 1 - u below 1/2), its half is x ln x of
+    x = 2d / (d + t) (or 2t / (d + t)) itself, 0 at x = 0 (0 log 0 = 0): u
+    rounds to -1 when d is below 1e-16 t, and 0 x log1p(-1) would be NaN.
+    A group with d = t = 0 (membership weights 0) adds 0.
     """
     total = d + t
     u = (d - t) / total
-    term = 0.5 * total * ((1.0 + u) * u.log1p() + (1.0 - u) * (-u).log1p()) / math.log(2.0)
-    return term, t
+    term = 0.5 * total * (_half(2.0 * d / total, u) + _half(2.0 * t / total, -u)) / math.log(2.0)
+    return pl.when(total > 0).then(term).otherwise(0.0), t
+
+
+def _half(x: pl.Expr, v: pl.Expr) -> pl.Expr:
+    """X ln x for x = 1 + v: by log1p(v) near 1, from x itself below 1/2, 0 at 0."""
+    return (
+        pl.when(x >= 0.5).then((1.0 + v) * v.log1p()).when(x > 0).then(x * x.log()).otherwise(0.0)
+    )
 
 
 # JS^2 below this is rounding (Σ t of the list's groups is 1 to within a few ulps): 0
@@ -226,7 +240,11 @@ def _kl_steps(
         .sort([*keys, CAT, position])
         .with_columns(
             (_xlogx(c) - _xlogx(c - pl.col(W))).alias("__prm_s1"),
-            (pl.col(W) * pl.col(_T).log()).alias("__prm_s2"),
+            # a membership of weight 0 adds 0, also to a group of share t_g = 0 (0 ln 0 = 0)
+            pl.when(pl.col(W) > 0)
+            .then(pl.col(W) * pl.col(_T).log())
+            .otherwise(0.0)
+            .alias("__prm_s2"),
         )
     )
     # a position's rows (an item's groups) come out of the join in no fixed order: exact sums

@@ -170,6 +170,6 @@ def rank(frame: pl.DataFrame | pl.LazyFrame) -> RankFrameNamespace | RankLazyFra
     if isinstance(frame, pl.DataFrame):
         return RankFrameNamespace(frame)
     raise TypeError(
-        f"rank() takes a Polars DataFrame or LazyFrame, got {type(frame).__name__}; "
-        "for pandas use polars_rankmetrics.pandas.evaluate(...)"
+        f"rank() takes a Polars DataFrame or LazyFrame, got {type(frame).__name__}; the "
+        "functions take every other kind (pandas, Arrow): polars_rankmetrics.evaluate(frame, ...)"
     )

@@ -1,6 +1,7 @@
 """pandas <-> Polars conversion for the pandas adapter, through Arrow.
 
-Only :mod:`polars_rankmetrics.pandas` imports this module. Columns cross in
+Only the frame boundary (:mod:`polars_rankmetrics._frames`) and the pandas
+adapter (:mod:`polars_rankmetrics.pandas`) import this module. Columns cross in
 both directions as Arrow buffers (zero-copy for numeric and pyarrow-backed
 columns); on the way back, every column that came from an input frame gets
 that frame's pandas dtype again, so ids keep their dtype (``str``,
@@ -38,13 +39,13 @@ _NULLABLE: dict[pl.DataType, Any] = {
 }
 
 
-def _require_pyarrow() -> None:
+def _require_pyarrow(name: str) -> None:
     try:
         import pyarrow  # noqa: F401, PLC0415 - optional dependency, needed only here
     except ImportError as exc:
         raise ImportError(
-            "the pandas adapter of polars_rankmetrics needs pyarrow to hand frames to "
-            "Polars; install it with: pip install 'polars_rankmetrics[pandas]'"
+            f"{name} is a pandas frame: polars_rankmetrics needs pyarrow to hand it to Polars "
+            "(and the result back); install it with: pip install 'polars_rankmetrics[pandas]'"
         ) from exc
 
 
@@ -73,7 +74,7 @@ def to_polars(frame: object, *, name: str) -> pl.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
     _check_labels(frame, name)
-    _require_pyarrow()
+    _require_pyarrow(name)
     try:
         return pl.from_pandas(frame, include_index=False)
     except Exception as exc:

@@ -15,7 +15,7 @@ import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import polars as pl
 
@@ -38,7 +38,6 @@ __all__ = [
     "Names",
     "Source",
     "Table",
-    "from_pandas_frame",
     "item_lists",
     "read_cells",
     "read_table",
@@ -214,11 +213,17 @@ def _malformed(source: FileSource, data: bytes) -> ValueError | None:
 
 
 def _frame_source(frame: object, what: str) -> tuple[Source, pl.DataFrame]:
-    """A Polars (eager or lazy) or pandas frame read like a file: every column as text."""
+    """A Polars frame (eager or lazy) read like a file: every column as text.
+
+    The faces read every other kind of frame into Polars first
+    (:mod:`polars_rankmetrics._frames`).
+    """
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
     if not isinstance(frame, pl.DataFrame):
-        frame = from_pandas_frame(frame, what)
+        raise TypeError(
+            f"{what} must be a path, bytes, an open file, or a frame; got {type(frame).__name__}"
+        )
     text = frame.select(pl.all().cast(pl.String).fill_null(""))
 
     def quote(row: int) -> str:
@@ -226,18 +231,6 @@ def _frame_source(frame: object, what: str) -> tuple[Source, pl.DataFrame]:
 
     named = text.with_row_index(LINENO, offset=1).with_columns(pl.col(LINENO).cast(pl.UInt32))
     return Source(f"<{what} frame>", quote, unit="row"), named
-
-
-def from_pandas_frame(frame: object, what: str) -> pl.DataFrame:
-    """A pandas frame as a Polars one; anything else is refused with its type."""
-    module = type(frame).__module__
-    if module.startswith("pandas") and hasattr(frame, "columns"):
-        converted: pl.DataFrame = pl.from_pandas(cast("Any", frame))
-        return converted
-    raise TypeError(
-        f"{what} must be a path, bytes, an open file, or a Polars or pandas DataFrame; "
-        f"got {type(frame).__name__}"
-    )
 
 
 Names = tuple[str | None, ...] | str | None

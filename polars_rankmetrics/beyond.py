@@ -14,22 +14,19 @@ import difflib
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._frames import is_pandas
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._measures import all_measures, canonical, lookup
 from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import (
     Duplicates,
-    FrameT,
     RecsSpec,
     Ties,
     as_list,
-    like,
     to_lazy,
 )
 from polars_rankmetrics._pipeline.lists import (
@@ -42,9 +39,6 @@ from polars_rankmetrics._pipeline.lists import (
 from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.rank_cut import cut, lengths_in_rank_order, with_positions
 from polars_rankmetrics._sums import exact_mean, fixed_point
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["list_metrics"]
 
@@ -100,11 +94,11 @@ def _parse_all(metrics: str | Sequence[str], keywords: dict[str, float]) -> list
 
 
 def list_metrics(
-    recs: FrameT,
+    recs: Frame | ArrowStream,
     metrics: str | Sequence[str],
     *,
-    interactions: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
-    items: pl.DataFrame | pl.LazyFrame | pd.DataFrame | None = None,
+    interactions: AnyFrame | None = None,
+    items: AnyFrame | None = None,
     category: str | None = None,
     group: str | None = None,
     group_weight: str | None = None,
@@ -118,7 +112,7 @@ def list_metrics(
     duplicates: Duplicates = "error",
     head_share: float = 0.2,
     alpha: float = 0.01,
-) -> FrameT:
+) -> Frame:
     """Beyond-accuracy measures of the top-k lists: coverage, novelty, diversity, ...
 
     With k_u the length of u's list within positions 1..k, c_i the number of
@@ -143,7 +137,8 @@ def list_metrics(
     ----------
     recs
         Long-format recommendations: one row per (user, item) with a ``rank``
-        (1 = top) or a ``score`` (higher is better). Polars or pandas.
+        (1 = top) or a ``score`` (higher is better). Any frame (see
+        :func:`polars_rankmetrics.evaluate`), as are ``interactions`` and ``items``.
     metrics
         ``"name@k"`` or ``"name"`` (the whole list) strings from the table
         above, with parameters as :func:`polars_rankmetrics.evaluate` reads
@@ -196,7 +191,9 @@ def list_metrics(
     Returns
     -------
     A frame of the kind ``recs`` is (a LazyFrame stays lazy; pandas in,
-    pandas out). Errors in the data are raised when it is collected.
+    pandas out; Arrow in, Polars DataFrame out: see
+    :func:`polars_rankmetrics.evaluate`). Errors in the data are raised when
+    it is collected.
 
     Notes
     -----
@@ -254,22 +251,17 @@ def list_metrics(
         measures, interactions=interactions, items=items, category=category, group=group,
         group_weight=group_weight,
     )  # fmt: skip
-    if is_pandas(recs):
-        return _on_pandas(  # type: ignore[no-any-return]
-            recs, measures, interactions=interactions, items=items, category=category,
-            group=group, group_weight=group_weight, user=user, item=item, rank=rank,
-            score=score, by=by, per_user=per_user,
-            ties=ties, duplicates=duplicates, head_share=head_share, alpha=alpha,
-        )  # fmt: skip
+    call = caller(recs, name="recs")
+    history, catalog = call.read(interactions, name="interactions"), call.read(items, name="items")
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
-    recs_lf = to_lazy(recs, name="recs")
+    recs_lf = to_lazy(call.frame, name="recs")
     recs_schema = recs_lf.collect_schema()
     check_recs_schema(recs_schema, spec)
-    in_memory = isinstance(recs, pl.DataFrame)
+    in_memory = isinstance(call.frame, pl.DataFrame)
     checks = _recs_checks(recs_lf, recs_schema, spec, in_memory=in_memory)
     # rank and cut once, to the largest cutoff asked for
     keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
-    run_lengths = lengths_in_rank_order(recs, spec)
+    run_lengths = lengths_in_rank_order(call.frame, spec)
     ranked = with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
     cutoffs = [r.k for r, _ in measures]
     largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
@@ -285,8 +277,8 @@ def list_metrics(
         user=user,
         item=item,
         rank=rank,
-        interactions=interactions,
-        items=items,
+        interactions=history,
+        items=catalog,
         category=category,
         group=group,
         group_weight=group_weight,
@@ -299,7 +291,7 @@ def list_metrics(
         result = _combine(plan, list(spec.by))
     order = [r.label for r, _ in measures]
     result = result.select(*(spec.list_keys if per_user else spec.by), *order)
-    return like(recs, v.guard(result, checks))
+    return call.back(v.guard(result, checks))
 
 
 def _recs_checks(
@@ -350,16 +342,3 @@ def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
             else pl.concat([result, part], how="horizontal")
         )
     return result.sort(by) if by else result
-
-
-def _on_pandas(recs: Any, measures: Sequence[Asked], **kwargs: Any) -> Any:
-    from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-    frame = _arrow.to_polars(recs, name="recs")
-    sources = [(recs, frame.schema)]
-    for name in ("interactions", "items"):
-        if is_pandas(kwargs[name]):
-            converted = _arrow.to_polars(kwargs[name], name=name)
-            kwargs[name] = converted
-    result = list_metrics(frame, [r.label for r, _ in measures], **kwargs)
-    return _arrow.to_pandas(result, sources)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import polars as pl
-
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._pipeline.aggregate import (
     AggregationPart,
     aggregate_lf,
@@ -22,7 +21,7 @@ from polars_rankmetrics._pipeline.aggregate import (
     check_parts,
     per_user_values,
 )
-from polars_rankmetrics._pipeline.inputs import FrameT, as_list, like, to_lazy
+from polars_rankmetrics._pipeline.inputs import as_list, to_lazy
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_spec, metric_specs
 from polars_rankmetrics._pipeline.plan import guard_evaluation, plan_call
 from polars_rankmetrics.conventions import (
@@ -105,8 +104,11 @@ def aggregation_parts(metrics: str | Sequence[str]) -> list[AggregationPart]:
 
 
 def aggregate(
-    parts: FrameT, metrics: str | Sequence[str], *, by: str | Sequence[str] | None = None
-) -> FrameT:
+    parts: Frame | ArrowStream,
+    metrics: str | Sequence[str],
+    *,
+    by: str | Sequence[str] | None = None,
+) -> Frame:
     """Combine per-user parts (:func:`per_user_parts`) into one row per ``by`` group.
 
     ``aggregate(per_user_parts(recs, truth, metrics, by=by, ...), metrics, by=by)``
@@ -116,11 +118,17 @@ def aggregate(
     Parameters
     ----------
     parts
-        One row per (by..., user) with the part columns of each metric.
+        One row per (by..., user) with the part columns of each metric. Any
+        frame (see :func:`evaluate`).
     metrics
         The metric strings the parts were computed for.
     by
         The group columns (sorted ascending in the result); ``None``: one row.
+
+    Returns
+    -------
+    Frame
+        A frame of the kind ``parts`` is, as for :func:`evaluate`.
 
     Examples
     --------
@@ -142,18 +150,19 @@ def aggregate(
     └──────┴─────────────────┘
     """
     specs = metric_specs(metrics)
-    lf = to_lazy(parts, name="parts")
+    call = caller(parts, name="parts")
+    lf = to_lazy(call.frame, name="parts")
     groups = as_list(by)
     check_parts(lf.collect_schema(), specs, groups)
-    return like(parts, aggregate_lf(lf, specs, groups))
+    return call.back(aggregate_lf(lf, specs, groups))
 
 
 def per_user_parts(
-    recs: FrameT,
-    truth: pl.DataFrame | pl.LazyFrame | None,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     **options: Unpack[EvaluateOptions],
-) -> FrameT:
+) -> Frame:
     """Per-user parts of each metric: what :func:`aggregate` combines into ``evaluate``'s means.
 
     The keywords are :func:`evaluate`'s. One row per (by..., user) counted by
@@ -165,6 +174,8 @@ def per_user_parts(
     * ``"pooled"``: ``label|num`` and ``label|den``;
     * ``"geometric_mean"``: ``label|log``;
     * ``"sum"``, ``"group"``: ``label``.
+
+    A frame of the kind ``recs`` is, as for :func:`evaluate`.
 
     Examples
     --------
@@ -182,30 +193,35 @@ def per_user_parts(
     │ 2    ┆ 0.0 ┆ 0.0                 ┆ 1.0                 │
     └──────┴─────┴─────────────────────┴─────────────────────┘
     """
-    given = read(options, function="per_user_parts")
-    parts, checks, requests, keys, _ = plan_call(recs, truth, metrics, given)
+    call = caller(recs, name="recs")
+    given = call.read_options(read(options, function="per_user_parts"))
+    truth_frame = call.read(truth, name="truth")
+    parts, checks, requests, keys, _ = plan_call(call.frame, truth_frame, metrics, given)
     columns = [name for request in requests for name in request.part_names()]
     result = parts.select(*keys, *columns).sort(keys)
-    return like(recs, v.guard(result, checks))
+    return call.back(v.guard(result, checks))
 
 
 def evaluate(
-    recs: FrameT,
-    truth: pl.DataFrame | pl.LazyFrame | None,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     *,
     per_user: bool = False,
     **options: Unpack[EvaluateOptions],
-) -> FrameT:
+) -> Frame:
     """Evaluate recommendations against the truth: per-user scores or their means.
 
     Parameters
     ----------
     recs
         Long-format recommendations: one row per (user, item) with a ``rank``
-        (1 = top) or a ``score`` (higher is better).
+        (1 = top) or a ``score`` (higher is better). A Polars DataFrame or
+        LazyFrame, a pandas DataFrame, a pyarrow Table or any object with
+        ``__arrow_c_stream__`` (a pyarrow RecordBatchReader, a DuckDB relation).
     truth
-        One row per judged (user, item), optionally with graded relevance.
+        One row per judged (user, item), optionally with graded relevance;
+        any of those kinds.
     metrics
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
@@ -353,9 +369,11 @@ def evaluate(
 
     Returns
     -------
-    FrameT
-        A frame of the kind ``recs`` is (a LazyFrame stays lazy, nothing is
-        collected early); errors in the data are raised when it is collected.
+    Frame
+        A frame of the kind ``recs`` is: a LazyFrame stays lazy (nothing is
+        collected early; errors in the data are raised when it is collected),
+        pandas in, pandas out (input columns keep their dtypes), and an Arrow
+        object (pyarrow, DuckDB) gives a Polars DataFrame.
 
     Notes
     -----
@@ -407,16 +425,21 @@ def evaluate(
     """
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
-    given = read(options, function="evaluate")
-    parts, checks, requests, keys, hit_users = plan_call(recs, truth, metrics, given)
+    call = caller(recs, name="recs")
+    given = call.read_options(read(options, function="evaluate"))
+    truth_frame = call.read(truth, name="truth")
+    parts, checks, requests, keys, hit_users = plan_call(call.frame, truth_frame, metrics, given)
     specs = [request.spec for request in requests]
     if per_user:
         result = parts.select(*keys, *per_user_values(specs)).sort(keys)
     else:
         result = aggregate_lf(parts, specs, as_list(given["by"]))
-    return guard_evaluation(
-        recs, truth, result, checks, hit_users, user=given["user"], item=given["item"],
-        relevance=given["relevance"], level=_relevance_level(given), by=as_list(given["by"]),
+    return call.back(
+        guard_evaluation(
+            call.frame, truth_frame, result, checks, hit_users, user=given["user"],
+            item=given["item"], relevance=given["relevance"], level=_relevance_level(given),
+            by=as_list(given["by"]),
+        )
     )  # fmt: skip
 
 

@@ -39,6 +39,7 @@ no rows and a UTF-16 or UTF-32 file are refused.
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import warnings
 from collections.abc import Callable
@@ -48,6 +49,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias, cast, overload
 
 import polars as pl
 
+from polars_rankmetrics._frames import read
 from polars_rankmetrics._kaggle_csv import (
     Cells,
     Duplicates,
@@ -86,7 +88,14 @@ __all__ = [
 Users = Literal["with_truth", "solution"]
 UnknownIds = Literal["warn", "ignore", "error"]
 Submission: TypeAlias = "FileSource | pl.DataFrame | pl.LazyFrame | Any"
-"""A CSV file (path, bytes, open file) or a frame: Polars eager or lazy, or pandas."""
+"""A CSV file (path, bytes, open file) or a frame of any kind (Polars, pandas, Arrow)."""
+
+
+def _file_or_frame(source: Submission, what: str) -> Submission:
+    """A file as it is; a frame of any kind as a Polars one (the frame boundary reads it)."""
+    if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
+        return source
+    return read(source, name=what, also="a path, bytes, an open file, or ")
 
 
 class SubmissionWarning(UserWarning):
@@ -278,7 +287,7 @@ def read_submission(
     └──────┴──────┴──────┘
     """
     table = read_table(
-        source,
+        _file_or_frame(source, "submission"),
         what="submission",
         user=user,
         item=item,
@@ -333,7 +342,7 @@ def read_solution(
     └───────┴─────────────────┘
     """
     table = read_table(
-        source,
+        _file_or_frame(source, "solution"),
         what="solution",
         user=user,
         item=item,
@@ -593,8 +602,9 @@ def score_submission(
     Parameters
     ----------
     submission, solution
-        CSV files (path, bytes or open file) or frames (Polars eager or lazy,
-        pandas) with the same columns as the files. The solution may be wide
+        CSV files (path, bytes or open file) or frames of any kind (Polars
+        eager or lazy, pandas, Arrow: a pyarrow Table, a DuckDB relation...)
+        with the same columns as the files. The solution may be wide
         like the submission or long; for ``preset="otto"`` it may also be the
         official ``test_labels`` JSONL (``{"session": 1, "labels": {"clicks":
         5, "carts": [...], "orders": [...]}}`` per line).
@@ -688,8 +698,8 @@ def score_submission(
     └──────┴────────┘
     """
     scored = _scored(
-        submission,
-        solution,
+        _file_or_frame(submission, "submission"),
+        _file_or_frame(solution, "solution"),
         metric,
         preset=preset,
         layout=layout,

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
@@ -56,7 +57,7 @@ class _RankNamespace(Generic[FrameT]):
 
     def relevance(
         self,
-        truth: pl.DataFrame | pl.LazyFrame,
+        truth: AnyFrame,
         *,
         user: str = "user",
         item: str = "item",
@@ -72,7 +73,7 @@ class _RankNamespace(Generic[FrameT]):
 
     def evaluate(
         self,
-        truth: pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         per_user: bool = False,
@@ -82,7 +83,7 @@ class _RankNamespace(Generic[FrameT]):
 
     def compare(
         self,
-        truth: pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         system: str = "model",
@@ -107,7 +108,7 @@ class _RankNamespace(Generic[FrameT]):
 
     def curves(
         self,
-        truth: pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
@@ -169,6 +170,6 @@ def rank(frame: pl.DataFrame | pl.LazyFrame) -> RankFrameNamespace | RankLazyFra
     if isinstance(frame, pl.DataFrame):
         return RankFrameNamespace(frame)
     raise TypeError(
-        f"rank() takes a Polars DataFrame or LazyFrame, got {type(frame).__name__}; "
-        "for pandas use polars_rankmetrics.pandas.evaluate(...)"
+        f"rank() takes a Polars DataFrame or LazyFrame, got {type(frame).__name__}; the "
+        "functions take every other kind (pandas, Arrow): polars_rankmetrics.evaluate(frame, ...)"
     )

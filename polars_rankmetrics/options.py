@@ -40,6 +40,7 @@ from polars_rankmetrics.conventions import (
 
 __all__ = [
     "DEFAULTS",
+    "FRAME_OPTIONS",
     "ConventionOptions",
     "EvaluateOptions",
     "ListInputs",
@@ -133,6 +134,11 @@ DEFAULTS: Final[Mapping[str, object]] = {
     "group": None,
     "group_weight": None,
 }
+
+
+#: The options that hold frames: the frame boundary reads them at each face, as it reads
+#: ``recs`` and the truth (:mod:`polars_rankmetrics._frames`).
+FRAME_OPTIONS: Final = ("interactions", "items")
 
 
 def names(declaration: type) -> tuple[str, ...]:

@@ -48,7 +48,7 @@ import inspect
 import types
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -63,6 +63,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 
 from polars_rankmetrics import _arrow
 from polars_rankmetrics import ranking as _ranking
+from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.analysis import _stats
@@ -114,17 +115,20 @@ def _recs_to_polars(recs: pd.DataFrame, roles: Sequence[str | None]) -> pl.DataF
     return frame
 
 
-def _truth_to_polars(
-    truth: object, roles: Sequence[str | None]
-) -> tuple[pl.DataFrame | pl.LazyFrame, list[_arrow.Source]]:
-    """A Polars truth as it is; a pandas one converted, and its source for the dtypes."""
-    if isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
-        return truth, []
-    converted = _arrow.to_polars(truth, name="truth")  # refuses anything but a pandas frame
-    source = cast("pd.DataFrame", truth)
-    # a by column in the truth's index would silently make the truth shared by every group
-    _check_index_roles(source, "truth", roles)
-    return converted, [(source, converted.schema)]
+def _check_frames(
+    recs: object, truth: object, recs_roles: Sequence[str | None], truth_roles: Sequence[str | None]
+) -> None:
+    """Refuse recs that are not pandas, and a role of either frame kept in the index.
+
+    The functions below then call the package's own, which read the frames
+    (truth of any kind) and give pandas back.
+    """
+    if not isinstance(recs, pd.DataFrame):
+        raise TypeError(f"recs must be a pandas DataFrame, got {type(recs).__name__}")
+    _check_index_roles(recs, "recs", recs_roles)
+    if isinstance(truth, pd.DataFrame):
+        # a by column in the truth's index would silently make the truth shared by every group
+        _check_index_roles(truth, "truth", truth_roles)
 
 
 def positions(
@@ -189,7 +193,7 @@ def positions(
 
 def relevance(
     recs: pd.DataFrame,
-    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+    truth: AnyFrame,
     *,
     user: str = "user",
     item: str = "item",
@@ -209,7 +213,7 @@ def relevance(
     ----------
     recs : pandas.DataFrame
         Ranked recommendations.
-    truth : pandas.DataFrame, polars.DataFrame or polars.LazyFrame
+    truth : pandas.DataFrame, polars.DataFrame or LazyFrame, or an Arrow object
         One row per judged (user, item).
     user, item, rank, relevance, relevance_level, by
         As in :func:`polars_rankmetrics.relevance`.
@@ -236,18 +240,16 @@ def relevance(
     3     2    y  <NA>  1.0         True           1           1
     """
     groups = as_list(by)
-    frame = _recs_to_polars(recs, [user, item, rank, *groups])
-    truth_frame, truth_sources = _truth_to_polars(truth, [user, item, relevance, *groups])
-    result = _ranking.relevance(
-        frame, truth_frame, user=user, item=item, rank=rank, relevance=relevance,
+    _check_frames(recs, truth, [user, item, rank, *groups], [user, item, relevance, *groups])
+    return _ranking.relevance(
+        recs, truth, user=user, item=item, rank=rank, relevance=relevance,
         relevance_level=relevance_level, by=by,
     )  # fmt: skip
-    return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
 
 
 def evaluate(
     recs: pd.DataFrame,
-    truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     *,
     per_user: bool = False,
@@ -262,7 +264,7 @@ def evaluate(
     ----------
     recs : pandas.DataFrame
         Long-format recommendations with a ``rank`` or a ``score`` column.
-    truth : pandas.DataFrame, polars.DataFrame or polars.LazyFrame
+    truth : pandas.DataFrame, polars.DataFrame or LazyFrame, or an Arrow object
         One row per judged (user, item), optionally with graded relevance.
     metrics : str or sequence of str
         Metric strings such as ``"map@12"``, ``"ndcg@10"``, ``"mrr"``.
@@ -297,15 +299,11 @@ def evaluate(
     """
     given = read(options, function="evaluate")
     groups = as_list(given["by"])
-    frame = _recs_to_polars(
-        recs, [given["user"], given["item"], given["score"] or given["rank"], *groups]
-    )
-    truth_roles = [given["user"], given["item"], given["relevance"], *groups]
-    truth_frame, truth_sources = (
-        (None, []) if truth is None else _truth_to_polars(truth, truth_roles)
-    )
-    result = _core_evaluate(frame, truth_frame, metrics, per_user=per_user, **options)
-    return _arrow.to_pandas(result, [(recs, frame.schema), *truth_sources])
+    _check_frames(
+        recs, truth, [given["user"], given["item"], given["score"] or given["rank"], *groups],
+        [given["user"], given["item"], given["relevance"], *groups],
+    )  # fmt: skip
+    return _core_evaluate(recs, truth, metrics, per_user=per_user, **options)
 
 
 # ---------------------------------------------------------------------------
@@ -385,7 +383,7 @@ class _FrameRank:
 
     def relevance(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame,
+        truth: AnyFrame,
         *,
         user: str = "user",
         item: str = "item",
@@ -401,7 +399,7 @@ class _FrameRank:
 
     def evaluate(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         per_user: bool = False,
@@ -409,10 +407,10 @@ class _FrameRank:
     ) -> pd.DataFrame:
         return evaluate(self._frame, truth, metrics, per_user=per_user, **options)
 
-    # compare and curves take pandas frames themselves: these forward to them directly
+    # compare and curves read pandas frames themselves: these forward to them directly
     def compare(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         system: str = "model",
@@ -437,7 +435,7 @@ class _FrameRank:
 
     def curves(
         self,
-        truth: pd.DataFrame | pl.DataFrame | pl.LazyFrame | None,
+        truth: AnyFrame | None,
         metrics: str | Sequence[str],
         *,
         k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),

@@ -14,15 +14,14 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._names import PREFIX, check_no_reserved, check_roles
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, prepare, recs_checks
 from polars_rankmetrics._pipeline.inputs import (
     Duplicates,
-    FrameT,
     RecsSpec,
     Ties,
     as_list,
-    like,
     to_lazy,
 )
 from polars_rankmetrics._pipeline.population import expand_over_groups
@@ -39,7 +38,7 @@ _INPUT_ROW = f"{PREFIX}input_row"
 
 
 def positions(
-    recs: FrameT,
+    recs: Frame | ArrowStream,
     k: int | None = None,
     *,
     user: str = "user",
@@ -49,7 +48,7 @@ def positions(
     ties: Ties = "item_desc",
     duplicates: Duplicates = "error",
     by: str | Sequence[str] | None = None,
-) -> FrameT:
+) -> Frame:
     """Rank positions per user (1 = top), optionally cut to the top k.
 
     Parameters
@@ -76,7 +75,9 @@ def positions(
     Returns
     -------
     The frame with the rank column (UInt32 when derived), in the input row
-    order, of the same kind as ``recs``.
+    order, of the kind ``recs`` is (as for :func:`polars_rankmetrics.evaluate`;
+    a pandas result has a fresh index: ``polars_rankmetrics.pandas.positions``
+    keeps the input's index labels).
 
     Notes
     -----
@@ -109,14 +110,16 @@ def positions(
     └──────┴──────┴───────┴──────┘
     """
     k = v.check_cutoff(k)
-    lf = to_lazy(recs, name="recs")
+    call = caller(recs, name="recs")
+    frame = call.frame
+    lf = to_lazy(frame, name="recs")
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     schema = lf.collect_schema()
     # with a score, rank is the column written: it must not overwrite another role
     check_roles(user=user, item=item, by=spec.by, recs_only={"rank": rank, "score": score})
     check_no_reserved(schema.names(), frame="recs")
     check_recs_schema(schema, spec)
-    run_lengths = lengths_in_rank_order(recs, spec)
+    run_lengths = lengths_in_rank_order(frame, spec)
     # the top-k ranking from scores hands its rows back in no particular order: number
     # the input's rows to give them back in it
     reorder = score is not None and k is not None
@@ -125,17 +128,17 @@ def positions(
     )
     if reorder:
         ranked = ranked.sort(_INPUT_ROW).drop(_INPUT_ROW)
-    in_memory = isinstance(recs, pl.DataFrame)
+    in_memory = isinstance(frame, pl.DataFrame)
     lists: list[tuple[pl.LazyFrame, list[v.DataCheck]]] = list_checks(
         ranked, spec, in_memory=in_memory
     )
     checked = v.guard(ranked, [(lf, recs_checks(spec, schema, in_memory=in_memory)), *lists])
-    return like(recs, checked)
+    return call.back(checked)
 
 
 def relevance(
-    recs: FrameT,
-    truth: pl.DataFrame | pl.LazyFrame,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame,
     *,
     user: str = "user",
     item: str = "item",
@@ -143,7 +146,7 @@ def relevance(
     relevance: str | None = None,
     relevance_level: float | None = None,
     by: str | Sequence[str] | None = None,
-) -> FrameT:
+) -> Frame:
     """Label ranked recommendations with the truth: the input of the metric expressions.
 
     Returns every recommendation row plus, for each user, one row per relevant
@@ -159,12 +162,15 @@ def relevance(
       (truth grades descending; null for items with no positive grade), which
       :func:`polars_rankmetrics.ndcg` reads for the ideal DCG.
 
+    The result is a frame of the kind ``recs`` is (as for
+    :func:`polars_rankmetrics.evaluate`).
+
     Parameters
     ----------
     recs
         Ranked recommendations (see :func:`positions`).
     truth
-        One row per judged (user, item).
+        One row per judged (user, item); any frame (see ``evaluate``).
     relevance
         Truth column with graded relevance; ``None``: every truth row has rel 1.
     relevance_level
@@ -234,7 +240,10 @@ def relevance(
             f"relevance={relevance!r} is the name of a column this step adds; "
             "rename the truth's relevance column"
         )
-    recs_lf, truth_lf, truth_spec, checks = prepare(recs, truth, spec, (relevance, relevance_level))
+    call = caller(recs, name="recs")
+    recs_lf, truth_lf, truth_spec, checks = prepare(
+        call.frame, call.read(truth, name="truth"), spec, (relevance, relevance_level)
+    )
     schema = recs_lf.collect_schema()
     check_no_reserved(schema.names(), frame="recs")
     added = [truth_spec.grade, IS_RELEVANT, N_RELEVANT, IDEAL_RANK]
@@ -259,5 +268,5 @@ def relevance(
         .select(*schema.names(), *added)
         .sort([*spec.list_keys, rank, item], nulls_last=True)
     )
-    checks.extend(list_checks(recs_lf, spec, in_memory=isinstance(recs, pl.DataFrame)))
-    return like(recs, v.guard(labeled, checks))
+    checks.extend(list_checks(recs_lf, spec, in_memory=isinstance(call.frame, pl.DataFrame)))
+    return call.back(v.guard(labeled, checks))

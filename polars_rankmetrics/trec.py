@@ -26,6 +26,7 @@ from typing import IO, Literal
 
 import polars as pl
 
+from polars_rankmetrics._frames import AnyFrame, collected, read
 from polars_rankmetrics._pipeline.trec_eval import (
     TrecMeasure,
     format_trec_eval,
@@ -565,7 +566,7 @@ def _check_choice(value: object, allowed: Sequence[str], what: str) -> None:
 
 
 def write_trec_run(
-    recs: pl.DataFrame | pl.LazyFrame,
+    recs: AnyFrame,
     file: str | IO[str] | IO[bytes],
     *,
     user: str = "user",
@@ -579,7 +580,8 @@ def write_trec_run(
     Parameters
     ----------
     recs
-        One row per (user, item) with a ``rank`` column, a ``score`` column, or both.
+        One row per (user, item) with a ``rank`` column, a ``score`` column, or
+        both; any frame (Polars, pandas, Arrow: see :func:`polars_rankmetrics.evaluate`).
     file
         Path or open file.
     score
@@ -605,7 +607,7 @@ def write_trec_run(
     q1 Q0 d7 1 2 demo
     q1 Q0 d2 2 1 demo
     """
-    frame = recs.collect() if isinstance(recs, pl.LazyFrame) else recs
+    frame = collected(read(recs, name="recs"))
     roles = {"user": user, "item": item}
     roles.update({"score": score} if score is not None else {"rank": rank})
     require_frame_columns(frame, roles, "a TREC run")
@@ -631,7 +633,7 @@ def write_trec_run(
 
 
 def write_trec_qrels(
-    truth: pl.DataFrame | pl.LazyFrame,
+    truth: AnyFrame,
     file: str | IO[str] | IO[bytes],
     *,
     user: str = "user",
@@ -643,7 +645,7 @@ def write_trec_qrels(
     Parameters
     ----------
     truth
-        One row per judged (user, item).
+        One row per judged (user, item); any frame (Polars, pandas, Arrow).
     file
         Path or open file.
     relevance
@@ -660,7 +662,7 @@ def write_trec_qrels(
     q1 0 d7 2
     q1 0 d3 0
     """
-    frame = truth.collect() if isinstance(truth, pl.LazyFrame) else truth
+    frame = collected(read(truth, name="truth"))
     roles = {"user": user, "item": item}
     if relevance is not None:
         roles["relevance"] = relevance

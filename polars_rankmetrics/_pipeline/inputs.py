@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import polars as pl
 
@@ -17,9 +17,6 @@ from polars_rankmetrics._measures._registry import Context, Measure, part_column
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.parse import MetricSpec
 from polars_rankmetrics.conventions import Conventions
-
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
-
 
 Ties = Literal["item_desc", "item_asc", "input"]
 
@@ -48,19 +45,22 @@ def as_list(columns: str | Sequence[str] | None) -> list[str]:
     return list(columns)
 
 
-def to_lazy(frame: pl.DataFrame | pl.LazyFrame, *, name: str) -> pl.LazyFrame:
-    """Return ``frame`` as a LazyFrame, refusing anything that is not a Polars frame."""
+def to_lazy(frame: object, *, name: str) -> pl.LazyFrame:
+    """Return ``frame`` as a LazyFrame, refusing anything that is not a Polars frame.
+
+    The faces read every other kind into Polars (:mod:`polars_rankmetrics._frames`)
+    before the engine sees it.
+    """
     if isinstance(frame, pl.LazyFrame):
         return frame
     if isinstance(frame, pl.DataFrame):
         return frame.lazy()
-    raise TypeError(
-        f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__} "
-        "(pandas frames: use df.rank.<method> after importing polars_rankmetrics)"
-    )
+    raise TypeError(f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}")
 
 
-def like(template: FrameT, result: pl.LazyFrame) -> FrameT:
+def like(
+    template: pl.DataFrame | pl.LazyFrame, result: pl.LazyFrame
+) -> pl.DataFrame | pl.LazyFrame:
     """Return ``result`` as the kind of frame ``template`` is (lazy stays lazy)."""
     if isinstance(template, pl.LazyFrame):
         return result

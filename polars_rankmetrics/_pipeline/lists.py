@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._frames import is_pandas, to_polars_input
 from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._measures._registry import Input, Measure, part_column
 from polars_rankmetrics._measures.lists import ListRequest
@@ -318,7 +317,7 @@ def plan_lists(
 
 def history_frame(interactions: object, spec: RecsSpec) -> tuple[pl.LazyFrame, pl.Schema]:
     """The interactions' key columns (shared ``by``, user, item), lazy, and their schema."""
-    history = to_lazy(to_polars_input(interactions, "interactions"), name="interactions")
+    history = to_lazy(interactions, name="interactions")
     schema = history.collect_schema()
     v.require_columns(schema, {"user": spec.user, "item": spec.item}, frame="interactions")
     shared = [name for name in spec.by if name in schema]
@@ -339,7 +338,7 @@ def catalog_frame(
     group_weight: str | None = None,
 ) -> tuple[pl.LazyFrame, pl.Schema]:
     """The catalog's item (and category, group, group weight) columns, lazy, and their schema."""
-    catalog = to_lazy(to_polars_input(items, "items"), name="items")
+    catalog = to_lazy(items, name="items")
     schema = catalog.collect_schema()
     labels = _labels(category, group)
     weights = {} if group_weight is None else {"group_weight": group_weight}
@@ -390,7 +389,7 @@ def _history_checks(
 
 
 def in_memory(frame: object) -> bool:
-    return isinstance(frame, pl.DataFrame) or is_pandas(frame)
+    return isinstance(frame, pl.DataFrame)
 
 
 def _catalog(

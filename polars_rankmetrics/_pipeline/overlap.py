@@ -41,6 +41,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, read
 from polars_rankmetrics._names import check_column_names
 
 __all__ = [
@@ -291,8 +292,8 @@ def warn_if_disjoint_frames(
 
 
 def check_overlap(
-    recs: pl.DataFrame | pl.LazyFrame | Any,
-    truth: pl.DataFrame | pl.LazyFrame | Any,
+    recs: AnyFrame,
+    truth: AnyFrame,
     *,
     user: str = "user",
     item: str = "item",
@@ -308,7 +309,8 @@ def check_overlap(
     Parameters
     ----------
     recs, truth
-        Polars DataFrames or LazyFrames, or pandas DataFrames.
+        Polars DataFrames or LazyFrames, pandas DataFrames, pyarrow Tables or
+        any objects with ``__arrow_c_stream__`` (a DuckDB relation...).
     user, item
         Column roles, as in :func:`polars_rankmetrics.evaluate`.
 
@@ -340,8 +342,8 @@ def check_overlap(
     0 of 12 truth users (0.0%) have a recommendation (12 recs users), and 12 of 12 truth items are recommended (12 recs items); unmatched ids, e.g. truth user '001', recs user '1'
     """  # noqa: E501
     check_column_names(user=user, item=item)
-    recs_lf = _as_lazy(recs, name="recs")
-    truth_lf = _as_lazy(truth, name="truth")
+    recs_lf = read(recs, name="recs").lazy()
+    truth_lf = read(truth, name="truth").lazy()
     recs_schema, truth_schema = recs_lf.collect_schema(), truth_lf.collect_schema()
     v.require_columns(recs_schema, {"user": user, "item": item}, frame="recs")
     v.require_columns(truth_schema, {"user": user, "item": item}, frame="truth")
@@ -349,21 +351,6 @@ def check_overlap(
         recs_lf, truth_lf, [user, item], recs_schema=recs_schema, truth_schema=truth_schema
     )
     return id_overlap(recs_lf, truth_lf, user=user, item=item)
-
-
-def _as_lazy(frame: object, *, name: str) -> pl.LazyFrame:
-    if isinstance(frame, pl.LazyFrame):
-        return frame
-    if isinstance(frame, pl.DataFrame):
-        return frame.lazy()
-    if type(frame).__module__.startswith("pandas"):
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas only when given one
-
-        return _arrow.to_polars(frame, name=name).lazy()
-    raise TypeError(
-        f"{name} must be a polars or pandas DataFrame or a polars LazyFrame, "
-        f"got {type(frame).__name__}"
-    )
 
 
 # ------------------------------------------------------------------ files: ids as text

@@ -47,7 +47,6 @@ from polars_rankmetrics._pipeline.checks import (
 )
 from polars_rankmetrics._pipeline.hits import packed_key
 from polars_rankmetrics._pipeline.inputs import (
-    FrameT,
     ListInputs,
     RecsSpec,
     Request,
@@ -448,7 +447,7 @@ def _overlap_shown(probe: v.Probe | None, truth: pl.DataFrame | pl.LazyFrame | N
 
 
 def guard_evaluation(
-    recs: FrameT,
+    recs: pl.DataFrame | pl.LazyFrame,
     truth: pl.DataFrame | pl.LazyFrame | None,
     result: pl.LazyFrame,
     checks: Checks,
@@ -459,7 +458,7 @@ def guard_evaluation(
     relevance: str | None = None,
     level: float | None = None,
     by: Sequence[str] = (),
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """``evaluate``'s result guarded by its data checks, then the id-overlap warning.
 
     The warning is only for frames in memory, and only where the users with a

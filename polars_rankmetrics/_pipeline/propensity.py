@@ -30,7 +30,6 @@ from contextvars import ContextVar
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._frames import to_polars_input
 from polars_rankmetrics._measures._registry import POPULARITY_SHARE, PROPENSITY
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import ListInputs, to_lazy
@@ -93,11 +92,7 @@ def item_propensities(
     if column is not None:
         if not isinstance(column, str):
             raise TypeError(f"propensity must be a column name of items= or truth, got {column!r}")
-        items = (
-            None
-            if described.items is None
-            else to_lazy(to_polars_input(described.items, "items"), name="items")
-        )
+        items = None if described.items is None else to_lazy(described.items, name="items")
         in_items = items is not None and column in items.collect_schema()
         if column in truth_schema:
             if in_items:
@@ -127,9 +122,7 @@ def item_propensities(
             "estimated as (n_i / max_j n_j)^((gamma + 1) / 2))"
         )
     else:
-        history = to_lazy(
-            to_polars_input(described.interactions, "interactions"), name="interactions"
-        )
+        history = to_lazy(described.interactions, name="interactions")
         schema = history.collect_schema()
         v.require_columns(schema, {"user": truth_keys[-1], "item": item}, frame="interactions")
         v.key_dtype(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Eager, collected, eager_caller, read
 from polars_rankmetrics._measures import trec_families, trec_family
 from polars_rankmetrics._measures._trec_plan import KEYS, Plan, Request
 from polars_rankmetrics._sums import exact_mean, fixed_point
@@ -241,17 +242,6 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
 # ---------------------------------------------------------------- evaluation
 
 
-def _as_frame(frame: pl.DataFrame | pl.LazyFrame, *, name: str) -> pl.DataFrame:
-    if isinstance(frame, pl.LazyFrame):
-        return frame.collect()
-    if isinstance(frame, pl.DataFrame):
-        return frame
-    raise TypeError(
-        f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__} "
-        "(a pandas frame: pl.from_pandas(frame) first)"
-    )
-
-
 def _refuse_repeats(frame: pl.DataFrame, keys: list[str], what: str, shown: list[str]) -> None:
     # a screen on 64-bit hashes of the keys; the rows are searched only when it fires
     if frame.select(pl.struct(keys).hash().n_unique()).item() == frame.height:
@@ -266,8 +256,8 @@ def _refuse_repeats(frame: pl.DataFrame, keys: list[str], what: str, shown: list
 
 
 def trec_eval(
-    qrels: pl.DataFrame | pl.LazyFrame,
-    run: pl.DataFrame | pl.LazyFrame,
+    qrels: AnyFrame,
+    run: Eager | pl.LazyFrame | ArrowStream,
     measures: str | Sequence[str] | None = None,
     *,
     per_query: bool = False,
@@ -280,7 +270,7 @@ def trec_eval(
     rank: str = "rank",
     relevance: str | None = "rel",
     tag: str | None = "tag",
-) -> pl.DataFrame:
+) -> Eager:
     r"""Compute trec_eval's measures for one or more runs against qrels.
 
     Every measure of trec_eval 10.0's ``all_trec`` set (``map``, ``gm_map``,
@@ -292,7 +282,8 @@ def trec_eval(
     Parameters
     ----------
     qrels, run
-        Frames as :func:`read_trec_qrels` and :func:`read_trec_run` return them.
+        Frames as :func:`read_trec_qrels` and :func:`read_trec_run` return them,
+        of any kind (Polars, pandas, Arrow: see :func:`polars_rankmetrics.evaluate`).
     measures
         trec_eval ``-m`` arguments (see :func:`parse_trec_measures`); ``None``:
         trec_eval's default (``official``) set.
@@ -318,11 +309,13 @@ def trec_eval(
 
     Returns
     -------
-    Columns ``runs`` (when given), ``measure``, ``query`` (the query id, or
-    ``"all"``), ``value`` (Float64; null for ``runid`` and ``relstring``) and
-    ``text`` (the ``runid`` tag and ``relstring`` characters; null otherwise),
-    in trec_eval's print order: per run, the per-query rows (queries in byte
-    order, measures in trec_eval's table order), then the ``all`` rows.
+    A pandas DataFrame for a pandas ``run``, else a Polars DataFrame (for a
+    LazyFrame or an Arrow object too). Columns ``runs`` (when given),
+    ``measure``, ``query`` (the query id, or ``"all"``), ``value`` (Float64;
+    null for ``runid`` and ``relstring``) and ``text`` (the ``runid`` tag and
+    ``relstring`` characters; null otherwise), in trec_eval's print order:
+    per run, the per-query rows (queries in byte order, measures in
+    trec_eval's table order), then the ``all`` rows.
     ``all`` is the mean over the evaluated queries; counts are sums, ``num_q``
     their number, ``gm_map`` and ``gm_bpref`` geometric means
     (``exp(mean(log(max(x, 0.00001))))``).
@@ -377,9 +370,10 @@ def trec_eval(
     level = check_level(relevance_level)
     if level is None:
         raise TypeError("relevance_level must be a number (trec_eval -l), got None")
+    call = eager_caller(run, name="run")
     judged, ranked = _inputs(
-        _as_frame(qrels, name="qrels"),
-        _as_frame(run, name="run"),
+        collected(call.read(qrels, name="qrels")),
+        collected(call.frame),
         runs=runs,
         user=user,
         item=item,
@@ -414,15 +408,17 @@ def trec_eval(
         if compute is not None:
             compute(plan, request)
     table = _reset_missing(_query_table(plan, rows, requests), requests)
-    return _long_table(
-        table,
-        requests,
-        judged,
-        run_names=run_names,
-        run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
-        per_query=per_query,
-        complete=complete,
-        runs=runs,
+    return call.back(
+        _long_table(
+            table,
+            requests,
+            judged,
+            run_names=run_names,
+            run_ids={name: run_ids.get(name) or (name if runs else "") for name in run_names},
+            per_query=per_query,
+            complete=complete,
+            runs=runs,
+        )
     )
 
 
@@ -661,7 +657,7 @@ def _unpivot(frame: pl.DataFrame, names: list[str], value_name: str) -> pl.DataF
     )
 
 
-def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
+def format_trec_eval(table: AnyFrame, *, run_id: str | None = None) -> str:
     r"""Format :func:`trec_eval` rows as trec_eval prints them.
 
     One line per row: ``measure`` padded to 22 characters, a tab, the query, a
@@ -680,12 +676,13 @@ def format_trec_eval(table: pl.DataFrame, *, run_id: str | None = None) -> str:
     num_q                  | all | 3
     map                    | all | 0.1785
     """
-    has_text = "text" in table.columns
+    rows = collected(read(table, name="table"))
+    has_text = "text" in rows.columns
     columns = ["measure", "query", "value", *(["text"] if has_text else [])]
     lines = []
     counts = _counts()
-    wrote_runid = run_id is None or (table["measure"] == "runid").any()
-    for row in table.select(columns).iter_rows():
+    wrote_runid = run_id is None or (rows["measure"] == "runid").any()
+    for row in rows.select(columns).iter_rows():
         measure, query, value = row[0], row[1], row[2]
         text = row[3] if has_text else None
         if not wrote_runid and query == "all":

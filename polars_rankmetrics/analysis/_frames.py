@@ -1,9 +1,10 @@
-"""Frames in and out of the analyses that read one table of per-user (or per-block) scores.
+"""The table of per-user (or per-block) scores the analyses read, as numbers.
 
-:func:`read_scores` takes a Polars (eager or lazy) or pandas frame and gives
-the eager Polars frame plus the function that turns a result back into the
-kind given; :func:`complete_table` is the (block x system) matrix of one
-metric over the blocks (users, datasets) where every system has a value.
+:func:`read_scores` reads the scores through the frame boundary
+(:mod:`polars_rankmetrics._frames`) and gives the eager Polars frame plus the
+function that turns a result back into the kind given; :func:`complete_table`
+is the (block x system) matrix of one metric over the blocks (users,
+datasets) where every system has a value.
 """
 
 from __future__ import annotations
@@ -15,29 +16,22 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics._frames import ArrowStream, Frame, caller, collected
 from polars_rankmetrics.analysis._stats import FloatArray
 
 __all__ = ["complete_table", "read_scores"]
 
 
-def _is_pandas(frame: object) -> bool:
-    return type(frame).__module__.split(".")[0] == "pandas"
+def read_scores(
+    scores: Frame | ArrowStream, *, name: str
+) -> tuple[pl.DataFrame, Callable[[pl.DataFrame], Frame]]:
+    """The scores as an eager Polars frame, and how to give a result back in their kind.
 
-
-def read_scores(scores: object, *, name: str) -> tuple[pl.DataFrame, Callable[[pl.DataFrame], Any]]:
-    """The scores as an eager Polars frame, and how to give a result back in their kind."""
-    if _is_pandas(scores):
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        converted = _arrow.to_polars(scores, name=name)
-        return converted, lambda result: _arrow.to_pandas(result, [(scores, converted.schema)])
-    if isinstance(scores, pl.LazyFrame):
-        return scores.collect(), pl.DataFrame.lazy
-    if isinstance(scores, pl.DataFrame):
-        return scores, lambda result: result
-    raise TypeError(
-        f"{name} must be a Polars or pandas DataFrame (or a LazyFrame), got {type(scores).__name__}"
-    )
+    A LazyFrame is collected (the statistics need every value) and its result
+    comes back lazy.
+    """
+    call = caller(scores, name=name)
+    return collected(call.frame), call.back
 
 
 def complete_table(

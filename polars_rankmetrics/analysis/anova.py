@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TypeVar, cast
-
 import numpy as np
 import polars as pl
 from scipy import stats
 
+from polars_rankmetrics._frames import ArrowStream, Frame
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
 
 __all__ = ["anova"]
 
-FrameT = TypeVar("FrameT")
 
-
-def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "user") -> FrameT:
+def anova(
+    scores: Frame | ArrowStream, metric: str, *, system: str = "model", user: str = "user"
+) -> Frame:
     """Two-way ANOVA without replication: systems and users as the two factors.
 
     With x_us the score of system s for user u (n users, k systems, grand
@@ -34,7 +33,7 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     scores
         One row per (system, user) with the metric's value, e.g.
         ``evaluate(..., by="model", per_user=True)``; a null marks a value that
-        is not defined. Polars (eager or lazy) or pandas.
+        is not defined. Any frame (Polars, pandas, Arrow: see ``evaluate``).
     metric
         The metric column.
     system
@@ -44,7 +43,8 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
 
     Returns
     -------
-    A frame of the kind given (a LazyFrame comes back lazy), one row per
+    A frame of the kind given (a LazyFrame comes back lazy; pandas in, pandas
+    out; Arrow in, Polars DataFrame out), one row per
     source in the order ``system``, ``user``, ``residual``:
 
     ============ ======= ================================================
@@ -155,4 +155,4 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
             "F": pl.Float64, "p_value": pl.Float64, "omega_sq": pl.Float64,
         },
     )  # fmt: skip
-    return cast("FrameT", back(result))
+    return back(result)

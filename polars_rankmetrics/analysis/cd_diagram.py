@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, cast
 
-import polars as pl
-
+from polars_rankmetrics._frames import collected, read
 from polars_rankmetrics.analysis.friedman import FriedmanResult
 from polars_rankmetrics.analysis.plots import _altair
 
@@ -79,9 +78,7 @@ def plot_critical_difference(
             f"plot_critical_difference takes the result of friedman(), got {type(result).__name__}"
         )
     alt = _altair()
-    ranks = pl.from_pandas(result.mean_ranks) if not isinstance(
-        result.mean_ranks, pl.DataFrame
-    ) else result.mean_ranks  # fmt: skip
+    ranks = collected(read(result.mean_ranks, name="result.mean_ranks"))
     names = [str(name) for name in ranks.get_column("system").to_list()]
     values = ranks.get_column("mean_rank").to_list()
     k = len(names)

@@ -16,11 +16,12 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller, collected
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics._sums import exact_mean, fixed_point
@@ -31,8 +32,6 @@ from polars_rankmetrics.evaluate import parse_metric, parse_metrics
 from polars_rankmetrics.options import EvaluateOptions, Unpack, read
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
-
-FrameT = TypeVar("FrameT")
 
 # The columns after the ``by`` columns (with ``baseline=None`` a ``baseline``
 # column follows ``system``). Charts and reports read exactly these names.
@@ -161,12 +160,8 @@ def _as_list(columns: str | Sequence[str] | None) -> list[str]:
     return [columns] if isinstance(columns, str) else list(columns)
 
 
-def _is_pandas(frame: object) -> bool:
-    return type(frame).__module__.split(".")[0] == "pandas"
-
-
 def compare_per_user(
-    scores: FrameT,
+    scores: Frame | ArrowStream,
     metrics: str | Sequence[str] | None = None,
     *,
     system: str = "model",
@@ -183,7 +178,7 @@ def compare_per_user(
     hypothesis: Hypothesis = "difference",
     margin: float | None = None,
     tolerance: float = 0.0,
-) -> FrameT:
+) -> Frame:
     """Compare systems from per-user scores: means, intervals, paired tests.
 
     Parameters
@@ -191,7 +186,8 @@ def compare_per_user(
     scores
         One row per (by..., system, user) with one numeric column per metric,
         e.g. ``evaluate(..., by="model", per_user=True)``; a null marks a
-        metric not defined for that user. Polars (eager or lazy) or pandas.
+        metric not defined for that user. Any frame: Polars (eager or lazy),
+        pandas, or Arrow (pyarrow, DuckDB; see :func:`polars_rankmetrics.evaluate`).
     metrics
         Metric columns to compare; ``None``: every numeric column besides
         ``system``, ``user`` and ``by``.
@@ -257,7 +253,8 @@ def compare_per_user(
     Returns
     -------
     A frame of the kind given (a LazyFrame is computed, since the tests need
-    every user's scores, and comes back lazy), one row per (by..., system,
+    every user's scores, and comes back lazy; pandas in, pandas out; Arrow in,
+    Polars DataFrame out), one row per (by..., system,
     metric) in this schema:
 
     ======================= ========= ==========================================
@@ -381,34 +378,17 @@ def compare_per_user(
         n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
         tolerance=tolerance,
     )  # fmt: skip
-    if _is_pandas(scores):
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        converted = _arrow.to_polars(scores, name="scores")
-        result = _compare_frame(
-            converted, metrics, system=system, user=user, by=_as_list(by),
-            baseline=baseline, options=options,
-        )  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", scores), converted.schema)]))
-    if isinstance(scores, pl.LazyFrame):
-        frame = scores.collect()
-    elif isinstance(scores, pl.DataFrame):
-        frame = scores
-    else:
-        raise TypeError(
-            f"scores must be a Polars or pandas DataFrame (or a LazyFrame), got "
-            f"{type(scores).__name__}"
-        )
+    call = caller(scores, name="scores")
     result = _compare_frame(
-        frame, metrics, system=system, user=user, by=_as_list(by), baseline=baseline,
-        options=options,
+        collected(call.frame), metrics, system=system, user=user, by=_as_list(by),
+        baseline=baseline, options=options,
     )  # fmt: skip
-    return cast("FrameT", result.lazy() if isinstance(scores, pl.LazyFrame) else result)
+    return call.back(result)
 
 
 def compare(
-    recs: FrameT,
-    truth: Any,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     *,
     system: str = "model",
@@ -424,7 +404,7 @@ def compare(
     margin: float | None = None,
     tolerance: float = 0.0,
     **options: Unpack[EvaluateOptions],
-) -> FrameT:
+) -> Frame:
     """Evaluate several systems and compare them: means, intervals, paired tests.
 
     The per-user scores of :func:`polars_rankmetrics.evaluate` (``by`` plus
@@ -435,8 +415,8 @@ def compare(
     ----------
     recs
         Long-format recommendations of every system: one row per (system,
-        user, item) with a ``rank`` or a ``score``. Polars (eager or lazy) or
-        pandas.
+        user, item) with a ``rank`` or a ``score``. Any frame, as for
+        :func:`polars_rankmetrics.evaluate`.
     truth
         One row per judged (user, item), shared by the systems; ``None`` when
         every metric describes the lists themselves (``novelty@10``...).
@@ -523,33 +503,18 @@ def compare(
                 f"compare cannot test {label!r}: {reason}; compute it per system with "
                 f"evaluate(recs, truth, [{label!r}], by={system!r}, ...) instead"
             )
-    kwargs: dict[str, Any] = {**options, "by": [*others, system], "per_user": True}
-    if _is_pandas(recs):
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        frame = _arrow.to_polars(recs, name="recs")
-        _require_system(frame.collect_schema(), system)
-        truth_frame = truth
-        if truth is not None and not isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
-            truth_frame = _arrow.to_polars(truth, name="truth")
-        scores = _evaluate(frame, truth_frame, labels, **kwargs)
-        result = _compare_frame(
-            scores, labels, system=system, user=user, by=others, baseline=baseline,
-            options=statistics,
-        )  # fmt: skip
-        return cast("FrameT", _arrow.to_pandas(result, [(cast("Any", recs), frame.schema)]))
-    if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
-        raise TypeError(
-            f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
-        )
-    _require_system(recs.collect_schema(), system)
-    per_user = _evaluate(cast("pl.DataFrame", recs), truth, labels, **kwargs)
-    collected = per_user.collect() if isinstance(per_user, pl.LazyFrame) else per_user
+    call = caller(recs, name="recs")
+    _require_system(call.frame.collect_schema(), system)
+    truth_frame = call.read(truth, name="truth")
+    kwargs: dict[str, Any] = {
+        **call.read_options(options), "by": [*others, system], "per_user": True,
+    }  # fmt: skip
+    per_user = _evaluate(call.frame, truth_frame, labels, **kwargs)
     result = _compare_frame(
-        collected, labels, system=system, user=user, by=others, baseline=baseline,
+        collected(per_user), labels, system=system, user=user, by=others, baseline=baseline,
         options=statistics,
     )  # fmt: skip
-    return cast("FrameT", result.lazy() if isinstance(recs, pl.LazyFrame) else result)
+    return call.back(result)
 
 
 def _require_system(schema: pl.Schema, system: str) -> None:

@@ -29,12 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
 from polars_rankmetrics import _formulas as formula
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._measures import all_measures, lookup
 from polars_rankmetrics._measures._curve import CURVE_LIST, CurveStep, CurveTable
 from polars_rankmetrics._measures._registry import (
@@ -73,8 +74,6 @@ from polars_rankmetrics.options import (
 from polars_rankmetrics.ranking import Ties
 
 __all__ = ["curves"]
-
-FrameT = TypeVar("FrameT")
 
 _K = "k"
 _ONE = "__prm_curve_one"  # the one group when there is no ``by``
@@ -161,21 +160,21 @@ def _check_metrics(metrics: str | Sequence[str]) -> list[tuple[str, Measure]]:
 
 
 def curves(
-    recs: FrameT,
-    truth: Any,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     *,
     k: int | np.integer[Any] | Iterable[int | np.integer[Any]] = range(1, 101),
     ci: float | None = None,
     **options: Unpack[EvaluateOptions],
-) -> FrameT:
+) -> Frame:
     """Metric@k curves: the mean of each metric at every cutoff k, in one pass.
 
     Parameters
     ----------
     recs, truth
-        As for :func:`polars_rankmetrics.evaluate` (Polars eager or lazy, or
-        pandas). ``truth`` may be ``None`` when every metric describes the
+        As for :func:`polars_rankmetrics.evaluate` (any frame: Polars, pandas,
+        Arrow). ``truth`` may be ``None`` when every metric describes the
         lists themselves (novelty, ...).
     metrics
         Metric names as ``evaluate`` spells them, without the cutoff: every
@@ -208,7 +207,8 @@ def curves(
 
     Returns
     -------
-    A long frame of the kind ``recs`` is (lazy stays lazy): the ``by``
+    A long frame of the kind ``recs`` is (as for ``evaluate``: lazy stays
+    lazy, pandas in, pandas out, Arrow in, Polars DataFrame out): the ``by``
     columns, ``metric`` (String, the name as given), ``k`` (Int64) and
     ``value`` (Float64, equal to ``evaluate(..., [f"{metric}@{k}"])``), plus
     ``ci_low`` and ``ci_high`` (Float64) with ``ci``; sorted by group, metric
@@ -314,7 +314,8 @@ def curves(
         isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1
     ):
         raise ValueError(f"ci must be None or a number between 0 and 1, e.g. 0.95, got {ci!r}")
-    given = read(options, function="curves")
+    call = caller(recs, name="recs")
+    given = call.read_options(read(options, function="curves"))
     resolved = resolve_conventions(given["conventions"], **conventions_given(given))
     _check_supported(resolved, [label for label, _ in chosen])
     roles: dict[str, Any] = {
@@ -322,23 +323,10 @@ def curves(
         for name, value in given.items()
         if name in ("user", "item", "by", "rank", "score", "relevance", *names(ListInputs))
     }
-    if type(recs).__module__.split(".")[0] == "pandas":
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        frame = _arrow.to_polars(recs, name="recs")
-        truth_frame = truth
-        if truth is not None and not isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
-            truth_frame = _arrow.to_polars(truth, name="truth")
-        result = _curves(frame, truth_frame, chosen, ks=ks, roles=roles, conv=resolved, ci=ci)
-        return cast(
-            "FrameT", _arrow.to_pandas(result.collect(), [(cast("Any", recs), frame.schema)])
-        )
-    if not isinstance(recs, (pl.DataFrame, pl.LazyFrame)):
-        raise TypeError(
-            f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
-        )
-    plan = _curves(recs, truth, chosen, ks=ks, roles=roles, conv=resolved, ci=ci)
-    return cast("FrameT", plan if isinstance(recs, pl.LazyFrame) else plan.collect())
+    truth_frame = call.read(truth, name="truth")
+    return call.back(
+        _curves(call.frame, truth_frame, chosen, ks=ks, roles=roles, conv=resolved, ci=ci)
+    )
 
 
 def _check_supported(conventions: Conventions, labels: list[str]) -> None:

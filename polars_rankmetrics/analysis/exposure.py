@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Eager, Polars, eager_caller
 from polars_rankmetrics._measures.lists._shared import W
 from polars_rankmetrics._measures.lists.fairness import attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
@@ -38,8 +39,6 @@ from polars_rankmetrics._pipeline.lists import unify_keys
 from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point, ordered_sum
 
 __all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
-
-Frame = pl.DataFrame | pl.LazyFrame
 
 _A = "__prm_attention"
 _E = "__prm_e"
@@ -195,8 +194,8 @@ def _missing(shown: pl.LazyFrame, pairs: pl.LazyFrame, item: str) -> None:
 
 
 def group_exposure(
-    recs: Frame,
-    items: Frame,
+    recs: Eager | pl.LazyFrame | ArrowStream,
+    items: AnyFrame,
     *,
     group: str,
     weight: str | None = None,
@@ -206,7 +205,7 @@ def group_exposure(
     item: str = "item",
     rank: str = "rank",
     by: str | Sequence[str] | None = None,
-) -> pl.DataFrame:
+) -> Eager:
     """Each item group's share of the lists' attention beside its share of the catalog.
 
     With attention p^(r - 1) at rank r (r <= k) and w_ig the share of item
@@ -219,7 +218,8 @@ def group_exposure(
     Parameters
     ----------
     recs
-        One row per (user, item) with an integer ``rank`` (1 = top).
+        One row per (user, item) with an integer ``rank`` (1 = top). Any
+        frame, as are ``items`` (see :func:`polars_rankmetrics.evaluate`).
     items
         The catalog: one row per item with the ``group`` column (a label or
         a list of labels), or a long frame, one row per (item, group).
@@ -240,11 +240,13 @@ def group_exposure(
 
     Returns
     -------
-    pl.DataFrame
-        One row per (by..., group of the catalog): ``exposure`` (the summed
-        attention), ``share``, ``target``, ``difference`` (share - target),
-        ``ratio`` (share / target) and ``gap`` (the same on every row of a
-        ``by`` group), sorted by ``by`` and group.
+    Eager
+        A pandas DataFrame for pandas ``recs``, else a Polars DataFrame (for a
+        LazyFrame or an Arrow object too). One row per (by..., group of the
+        catalog): ``exposure`` (the summed attention), ``share``, ``target``,
+        ``difference`` (share - target), ``ratio`` (share / target) and
+        ``gap`` (the same on every row of a ``by`` group), sorted by ``by``
+        and group.
 
     Notes
     -----
@@ -282,7 +284,8 @@ def group_exposure(
     patience = _check_p(p)
     _check_k(k)
     keys = as_list(by)
-    lists, catalog = _lazy(recs, "recs"), _lazy(items, "items")
+    call = eager_caller(recs, name="recs")
+    lists, catalog = _lazy(call.frame, "recs"), _lazy(call.read(items, name="items"), "items")
     v.require_columns(
         lists.collect_schema(),
         {"user": user, "item": item, "rank": rank, **{f"by[{i}]": b for i, b in enumerate(keys)}},
@@ -327,7 +330,7 @@ def group_exposure(
         .select(*keys, group, "exposure", "share", "target", "difference", "ratio", "gap")
         .sort([*keys, group])
     )
-    return result.collect()
+    return call.back(result)
 
 
 def _ideal_exposure(
@@ -361,8 +364,8 @@ def _ideal_exposure(
 
 
 def expected_exposure(
-    recs: Frame,
-    truth: Frame,
+    recs: Eager | pl.LazyFrame | ArrowStream,
+    truth: AnyFrame,
     *,
     sample: str = "sample",
     p: float = 0.5,
@@ -373,7 +376,7 @@ def expected_exposure(
     relevance: str | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-) -> pl.DataFrame:
+) -> Eager:
     """Expected exposure of stochastic rankings: EE-L, EE-D and EE-R (Diaz et al., CIKM 2020).
 
     Each user has several sampled rankings (the ``sample`` column). With
@@ -391,6 +394,7 @@ def expected_exposure(
     ----------
     recs
         One row per (sample, user, item) with an integer ``rank`` (1 = top).
+        Any frame, as is ``truth`` (see :func:`polars_rankmetrics.evaluate`).
     truth
         One row per relevant (user, item), with a grade column
         ``relevance`` (``None``: every row has grade 1); grades <= 0 are not
@@ -411,8 +415,9 @@ def expected_exposure(
 
     Returns
     -------
-    pl.DataFrame
-        Columns ``ee_l``, ``ee_d``, ``ee_r``.
+    Eager
+        Columns ``ee_l``, ``ee_d``, ``ee_r``: a pandas DataFrame for pandas
+        ``recs``, else a Polars DataFrame.
 
     Notes
     -----
@@ -454,7 +459,8 @@ def expected_exposure(
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     keys = as_list(by)
-    runs, judged = _lazy(recs, "recs"), _lazy(truth, "truth")
+    call = eager_caller(recs, name="recs")
+    runs, judged = _lazy(call.frame, "recs"), _lazy(call.read(truth, name="truth"), "truth")
     v.require_columns(
         runs.collect_schema(),
         {
@@ -509,7 +515,9 @@ def expected_exposure(
         list_keys,
         {"ee_l": (e - target) ** 2, "ee_d": e**2, "ee_r": 2.0 * e * target},
     )
-    return _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
+    return call.back(
+        _per_user_or_means(values, ("ee_l", "ee_d", "ee_r"), keys, list_keys, per_user=per_user)
+    )
 
 
 def _check_grades(
@@ -532,20 +540,20 @@ def _discount(position: pl.Expr) -> pl.Expr:
 
 
 def trec_fair_score(
-    recs: Frame,
-    truth: Frame,
-    items: Frame,
+    recs: Eager | pl.LazyFrame | ArrowStream,
+    truth: AnyFrame,
+    items: AnyFrame,
     *,
     group: str,
     weight: str | None = None,
-    target: Frame | None = None,
+    target: AnyFrame | None = None,
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
     by: str | Sequence[str] | None = None,
     target_len: int = 500,
     per_user: bool = False,
-) -> pl.DataFrame:
+) -> Eager:
     """The TREC Fair Ranking 2022 task 1 score, AWRF x nDCG, as its evaluation script computes it.
 
     With the discount δ(r) = 1 / log2(max(r, 2)) (ranks 1 and 2 both 1)::
@@ -559,7 +567,9 @@ def trec_fair_score(
     ----------
     recs
         One row per (query ``user``, item) with an integer ``rank``; at
-        most ``target_len`` per query.
+        most ``target_len`` per query. Any frame, as are ``truth``, ``items``
+        and ``target`` (see :func:`polars_rankmetrics.evaluate`): the result is
+        a pandas DataFrame for pandas ``recs``, else a Polars DataFrame.
     truth
         One row per relevant (user, item).
     items
@@ -633,7 +643,9 @@ def trec_fair_score(
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     keys = as_list(by)
     list_keys = [*keys, user]
-    runs, judged, catalog = _lazy(recs, "recs"), _lazy(truth, "truth"), _lazy(items, "items")
+    call = eager_caller(recs, name="recs")
+    runs, judged = _lazy(call.frame, "recs"), _lazy(call.read(truth, name="truth"), "truth")
+    catalog, goal = _lazy(call.read(items, name="items"), "items"), call.read(target, name="target")
     v.require_columns(
         runs.collect_schema(),
         {"user": user, "item": item, "rank": rank, **{f"by[{i}]": b for i, b in enumerate(keys)}},
@@ -682,7 +694,7 @@ def trec_fair_score(
         .join(totals, on=list_keys)
         .with_columns(pl.col("__prm_d") / pl.col("__t"))
     )
-    goals = _goal(target, pairs, item, group, user)
+    goals = _goal(goal, pairs, item, group, user)
     per_query = _per_query_goal(goals, ranked.select(list_keys).unique(), user)
     both = per_query.join(shares, on=[*list_keys, group], how="full", coalesce=True).with_columns(
         pl.col("__prm_d").fill_null(0.0), pl.col(_T).fill_null(0.0)
@@ -704,11 +716,13 @@ def trec_fair_score(
         .with_columns(pl.col("ndcg").fill_null(0.0))
         .with_columns((pl.col("ndcg") * pl.col("awrf")).alias("score"))
     )
-    return _per_user_or_means(scored, ("ndcg", "awrf", "score"), keys, list_keys, per_user=per_user)
+    return call.back(
+        _per_user_or_means(scored, ("ndcg", "awrf", "score"), keys, list_keys, per_user=per_user)
+    )
 
 
 def _goal(
-    target: Frame | None, pairs: pl.LazyFrame, item: str, group: str, user: str
+    target: Polars | None, pairs: pl.LazyFrame, item: str, group: str, user: str
 ) -> pl.LazyFrame:
     """The target shares (group, _T[, user]), normalised to sum to 1 (per query)."""
     if target is None:

@@ -10,8 +10,9 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from polars_rankmetrics._frames import AnyFrame, collected, eager_caller
 from polars_rankmetrics.analysis import _stats
-from polars_rankmetrics.analysis._frames import complete_table, read_scores
+from polars_rankmetrics.analysis._frames import complete_table
 
 __all__ = ["FriedmanResult", "friedman"]
 
@@ -55,7 +56,7 @@ class FriedmanResult:
 
 
 def friedman(
-    means: Any,
+    means: AnyFrame,
     metric: str,
     *,
     system: str = "model",
@@ -81,7 +82,8 @@ def friedman(
     ----------
     means
         One row per (block, system) with the metric's value (e.g. each
-        system's mean on each dataset). Polars (eager or lazy) or pandas.
+        system's mean on each dataset). Any frame (Polars, pandas, Arrow: see
+        :func:`polars_rankmetrics.evaluate`).
     metric
         The value column; higher is better.
     system
@@ -93,7 +95,8 @@ def friedman(
 
     Returns
     -------
-    :class:`FriedmanResult`; its frames are pandas for pandas input, Polars otherwise.
+    :class:`FriedmanResult`; its frames are pandas for pandas input, Polars
+    DataFrames otherwise (for a LazyFrame or an Arrow object too).
 
     Notes
     -----
@@ -134,7 +137,8 @@ def friedman(
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be a number between 0 and 1 (exclusive), got {alpha!r}")
-    frame, back = read_scores(means, name="means")
+    call = eager_caller(means, name="means")
+    frame = collected(call.frame)
     systems, table, _ = complete_table(
         frame, metric, system=system, block=block, role="block", name="means"
     )
@@ -180,19 +184,13 @@ def friedman(
         },
         orient="row",
     )  # fmt: skip
-    if isinstance(means, pl.LazyFrame):
-        back = _eager
     return FriedmanResult(
         statistic=chi2,
         p_value=p_value,
-        mean_ranks=back(ranked),
+        mean_ranks=call.back(ranked),
         critical_difference=q_alpha * scale,
-        pairwise=back(pairwise),
+        pairwise=call.back(pairwise),
         alpha=float(alpha),
         n_blocks=n,
         n_systems=k,
     )
-
-
-def _eager(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame

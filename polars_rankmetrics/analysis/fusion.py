@@ -14,11 +14,12 @@ import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, cast, overload
+from typing import Any, Final, Literal, overload
 
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, read, runs_caller
 from polars_rankmetrics._names import check_column_names
 from polars_rankmetrics._sums import exact_sums
 from polars_rankmetrics.options import ConventionOptions
@@ -83,37 +84,14 @@ _RRF_K: Final = 60.0
 # ---------------------------------------------------------------- the inputs
 
 
-Kind = Literal["eager", "lazy", "pandas"]
-
-
 @dataclass(frozen=True)
 class _Runs:
-    """Every run as one long lazy frame, and how to give a result back in the kind given."""
+    """Every run as one long lazy frame, whether they are in memory, and their checks."""
 
     frame: pl.LazyFrame
     names: tuple[Any, ...] | None  # a dict's keys in order; None for a long frame
-    kind: Kind
-    pandas_source: tuple[Any, pl.Schema]  # the (first) frame given and its Polars schema
+    in_memory: bool
     checks: list[v.DataCheck]
-
-
-def _is_pandas(frame: object) -> bool:
-    return type(frame).__module__.split(".")[0] == "pandas"
-
-
-def _as_polars(frame: object, *, name: str) -> tuple[pl.DataFrame | pl.LazyFrame, Kind]:
-    if isinstance(frame, pl.LazyFrame):
-        return frame, "lazy"
-    if isinstance(frame, pl.DataFrame):
-        return frame, "eager"
-    if _is_pandas(frame):
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        return _arrow.to_polars(frame, name=name), "pandas"
-    raise TypeError(
-        f"{name} must be a Polars DataFrame or LazyFrame, a pandas DataFrame, or a dict of "
-        f"them (run name -> frame), got {type(frame).__name__}"
-    )
 
 
 def _roles(run: str, keys: Sequence[str], item: str, score: str) -> dict[str, str]:
@@ -133,13 +111,16 @@ def _roles(run: str, keys: Sequence[str], item: str, score: str) -> dict[str, st
 
 
 def _read_dict(
-    runs: Mapping[Any, Any], roles: Mapping[str, str], *, run: str, score: str
-) -> tuple[pl.LazyFrame, Kind, tuple[Any, pl.Schema]]:
-    """A dict of runs as one long frame; its kind; its first frame and that one's schema."""
+    runs: Mapping[Any, pl.DataFrame | pl.LazyFrame],
+    roles: Mapping[str, str],
+    *,
+    run: str,
+    score: str,
+) -> pl.LazyFrame:
+    """A dict of runs (Polars frames, read by the face) as one long frame."""
     if not runs:
         raise ValueError("runs is an empty dict: give at least one run (name -> frame)")
     frames: list[pl.LazyFrame] = []
-    kinds: set[str] = set()
     first: tuple[Any, Any, pl.Schema] | None = None
     ids = [column for role, column in roles.items() if role not in ("run", "score")]
     for name, frame in runs.items():
@@ -147,9 +128,7 @@ def _read_dict(
             raise TypeError(
                 f"run names (the dict's keys) must be strings or integers, got {v.shorten(name)}"
             )
-        polars_frame, frame_kind = _as_polars(frame, name=f"runs[{name!r}]")
-        kinds.add(frame_kind)
-        lazy = polars_frame.lazy()
+        lazy = frame.lazy()
         schema = lazy.collect_schema()
         v.require_columns(
             schema, {r: c for r, c in roles.items() if r != "run"}, frame=f"run {name!r}"
@@ -169,21 +148,27 @@ def _read_dict(
                     f"dtype, e.g. pl.col({column!r}).cast(pl.{first[2][column]})"
                 )
         frames.append(lazy.select(pl.lit(name).alias(run), *ids, pl.col(score).cast(pl.Float64)))
-    kind: Kind = "lazy" if "lazy" in kinds else "pandas" if kinds == {"pandas"} else "eager"
-    _, frame, schema = cast("tuple[Any, Any, pl.Schema]", first)  # runs is not empty
-    return pl.concat(frames, how="vertical"), kind, (frame, schema)
+    return pl.concat(frames, how="vertical")
 
 
-def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score: str) -> _Runs:
+def _read_runs(
+    runs: pl.DataFrame | pl.LazyFrame | Mapping[Any, pl.DataFrame | pl.LazyFrame],
+    *,
+    run: str,
+    keys: Sequence[str],
+    item: str,
+    score: str,
+) -> _Runs:
     """The runs as one long frame (run, keys..., item, score Float64), and its data checks."""
     roles = _roles(run, keys, item, score)
     names: tuple[Any, ...] | None = None
     if isinstance(runs, Mapping):
-        long, kind, source = _read_dict(runs, roles, run=run, score=score)
+        long = _read_dict(runs, roles, run=run, score=score)
         names = tuple(runs)
+        in_memory = not any(isinstance(frame, pl.LazyFrame) for frame in runs.values())
     else:
-        polars_frame, kind = _as_polars(runs, name="runs")
-        lazy = polars_frame.lazy()
+        in_memory = isinstance(runs, pl.DataFrame)
+        lazy = runs.lazy()
         schema = lazy.collect_schema()
         v.require_columns(schema, roles, frame="runs")
         v.require_numeric(schema, score, frame="runs", role="score")
@@ -191,8 +176,6 @@ def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score:
         if isinstance(schema[run], (pl.Categorical, pl.Enum)):
             run_column = run_column.cast(pl.String)  # compared with the weights' names as text
         long = lazy.select(run_column, *keys, item, pl.col(score).cast(pl.Float64))
-        source = (runs, schema)
-    in_memory = kind != "lazy"
     show = (run, *keys, item, score)
     checks = v.null_checks("runs", roles, in_memory=in_memory, show=show)
     finite = pl.col(score).is_finite()
@@ -207,18 +190,7 @@ def _read_runs(runs: object, *, run: str, keys: Sequence[str], item: str, score:
     )
     hint = ": a run lists an item once per user; keep one row of each (e.g. its best score)"
     checks.append(v.duplicate_check("runs", [run, *keys, item], show, hint, in_memory=in_memory))
-    return _Runs(long, names, kind, source, checks)
-
-
-def _back(result: pl.LazyFrame, runs: _Runs) -> Any:
-    if runs.kind == "lazy":
-        return result
-    collected = result.collect()
-    if runs.kind == "pandas":
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        return _arrow.to_pandas(collected, [runs.pandas_source])
-    return collected
+    return _Runs(long, names, in_memory, checks)
 
 
 def _number(value: object, *, what: str) -> float:
@@ -470,8 +442,9 @@ def fuse(
     runs
         One long frame with a ``run`` column naming the run of each row, or a
         dict run name -> frame. Each frame has one row per (user, item) it
-        lists with a numeric ``score`` (higher is better). Polars (eager or
-        lazy) or pandas; a lazy input gives a lazy result.
+        lists with a numeric ``score`` (higher is better). Any frame (Polars,
+        pandas, Arrow: see :func:`polars_rankmetrics.evaluate`); a lazy input
+        gives a lazy result.
     method
         ``"rrf"`` (default), ``"sum"``, ``"mnz"``, ``"anz"``, ``"max"``,
         ``"min"``, ``"med"``, ``"wsum"``, ``"bordafuse"``, ``"isr"`` or
@@ -498,8 +471,9 @@ def fuse(
     -------
     One row per (by..., user, item) listed by some run: ``score`` (Float64,
     the fused score) and ``rank`` (UInt32, 1 = top), sorted by by..., user
-    and rank. Of the kind given (a dict: lazy if any of its frames is lazy,
-    pandas if all are pandas). ``evaluate``, ``compare`` and the writers take
+    and rank. Of the kind given, as for ``evaluate`` (a dict: lazy if any of
+    its frames is lazy, pandas if all are pandas, else a Polars DataFrame).
+    ``evaluate``, ``compare`` and the writers take
     it as it is.
 
     Raises
@@ -597,7 +571,8 @@ def fuse(
     if k is not None and method != "rrf":
         raise ValueError(f"k= is read by method='rrf' only, not by method={method!r}")
     k_value = _RRF_K if k is None else _check_k(k)
-    given = _read_runs(runs, run=run, keys=groups, item=item, score=score)
+    polars_runs, call = runs_caller(runs, name="runs")
+    given = _read_runs(polars_runs, run=run, keys=groups, item=item, score=score)
     frame = _contributions(
         given.frame, method=method, norm=norm, run=run, groups=groups, item=item, score=score
     )
@@ -613,7 +588,7 @@ def fuse(
         frame, method=method, groups=groups, item=item, score=score,
         tie=_tie_order(given.frame, item),
     )  # fmt: skip
-    return _back(v.guard(result, checked), given)
+    return call.back(v.guard(result, checked))
 
 
 def _as_list(columns: str | Sequence[str] | None) -> list[str]:
@@ -710,7 +685,7 @@ def _compositions(total: int, size: int) -> Iterator[tuple[int, ...]]:
 
 def optimize_fusion(
     runs: Any,
-    truth: Any,
+    truth: AnyFrame,
     *,
     method: Literal["wsum", "rrf"] = "wsum",
     norm: FusionNorm | None = "min-max",
@@ -735,7 +710,7 @@ def optimize_fusion(
     runs
         As for :func:`fuse`.
     truth
-        One row per judged (user, item), as for ``evaluate``.
+        One row per judged (user, item), as for ``evaluate`` (any frame).
     method
         ``"wsum"`` (default; the weights are searched) or ``"rrf"`` (``k``).
     norm
@@ -764,7 +739,8 @@ def optimize_fusion(
     -------
     FusionOptimum
         The best setting (the first in grid order among equal best scores;
-        ranx keeps the last), its score and every grid point's score.
+        ranx keeps the last), its score and every grid point's score (``grid``,
+        a Polars DataFrame whatever the kind of ``runs``).
 
     Notes
     -----
@@ -808,7 +784,9 @@ def optimize_fusion(
     if len(specs) != 1:
         raise ValueError(f"metric must be one metric string, got {metric!r} ({len(specs)} metrics)")
     label = specs[0].label
-    given = _read_runs(runs, run=run, keys=[user], item=item, score=score)
+    polars_runs, _ = runs_caller(runs, name="runs")
+    truth_frame = read(truth, name="truth")
+    given = _read_runs(polars_runs, run=run, keys=[user], item=item, score=score)
     names = given.names
     if names is None:
         found = given.frame.select(pl.col(run).unique().sort()).collect().to_series()
@@ -851,7 +829,7 @@ def optimize_fusion(
     )  # fmt: skip
     guarded = v.guard(fused, [(given.frame, given.checks)])
     scores = evaluate(
-        guarded, truth, label, by=key, user=user, item=item, rank="rank",
+        guarded, truth_frame, label, by=key, user=user, item=item, rank="rank",
         relevance=relevance, **conventions,
     )  # fmt: skip
     table_scores = settings.join(scores.collect().select(key, label), on=key, how="left").sort(key)

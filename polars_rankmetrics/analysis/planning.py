@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import polars as pl
 from scipy import stats
 
+from polars_rankmetrics._frames import ArrowStream, Frame
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
 
 __all__ = ["users_needed"]
-
-FrameT = TypeVar("FrameT")
 
 
 def _power(n: int, effect_size: float, alpha: float) -> float:
@@ -81,7 +80,7 @@ def _fraction(value: object, name: str) -> float:
 
 
 def users_needed(
-    scores: FrameT,
+    scores: Frame | ArrowStream,
     metrics: str | Sequence[str],
     *,
     system: str = "model",
@@ -90,7 +89,7 @@ def users_needed(
     effect: float,
     alpha: float = 0.05,
     power: float = 0.8,
-) -> FrameT:
+) -> Frame:
     """Users a paired t-test needs to detect a difference ``effect`` from the baseline.
 
     For each system other than the baseline and each metric, the standard
@@ -104,8 +103,8 @@ def users_needed(
     ----------
     scores
         Per-user scores: one row per (system, user), one column per metric
-        (``evaluate(..., by="model", per_user=True)``). Polars (eager or
-        lazy) or pandas.
+        (``evaluate(..., by="model", per_user=True)``). Any frame (Polars,
+        pandas, Arrow: see ``evaluate``); the result has its kind.
     metrics
         The metric column(s).
     system, user
@@ -205,4 +204,4 @@ def users_needed(
         },
         orient="row",
     )  # fmt: skip
-    return cast("FrameT", back(result))
+    return back(result)

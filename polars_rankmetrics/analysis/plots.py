@@ -8,9 +8,9 @@ methods (``.properties(...)``, ``.configure_*(...)``) and save it with
 go through ``vl-convert-python``).
 
 Needs the ``plot`` extra: ``pip install "polars_rankmetrics[plot]"``
-(Altair and vl-convert-python). The frames may be Polars (eager or lazy) or
-pandas; the aggregation behind each chart runs in Polars and only the few
-rows drawn reach Altair.
+(Altair and vl-convert-python). The frames may be of any kind the package
+takes (Polars eager or lazy, pandas, Arrow); the aggregation behind each
+chart runs in Polars and only the few rows drawn reach Altair.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
+from polars_rankmetrics._frames import collected, read
 from polars_rankmetrics._measures import canonical, lookup
 from polars_rankmetrics.analysis.compare import RESULT_COLUMNS
 from polars_rankmetrics.analysis.report import method_words
@@ -55,19 +56,8 @@ def _altair() -> Any:
 
 
 def _frame(frame: Any, name: str) -> pl.DataFrame:
-    """A Polars DataFrame from a Polars (eager or lazy) or pandas frame."""
-    if isinstance(frame, pl.LazyFrame):
-        return frame.collect()
-    if isinstance(frame, pl.DataFrame):
-        return frame
-    if type(frame).__module__.partition(".")[0] == "pandas":
-        converted = pl.from_pandas(frame)
-        if isinstance(converted, pl.DataFrame):
-            return converted
-    raise TypeError(
-        f"{name} must be a Polars DataFrame or LazyFrame or a pandas DataFrame; "
-        f"got {type(frame).__name__}"
-    )
+    """A Polars DataFrame from any frame (read by :mod:`polars_rankmetrics._frames`)."""
+    return collected(read(frame, name=name))
 
 
 def _require(frame: pl.DataFrame, columns: Sequence[str], name: str, example: str) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from polars_rankmetrics.analysis._frames import read_scores
+import polars as pl
+
+from polars_rankmetrics._frames import collected, read
 
 __all__ = ["rank_correlation"]
 
@@ -44,10 +46,17 @@ def _scores(given: object, column: str | None, *, system: str, name: str) -> dic
     return scores
 
 
+def _read(given: Any, name: str) -> Any:
+    """A frame of any kind in Polars; a mapping (or ``None``) as it is."""
+    if given is None or isinstance(given, Mapping):
+        return given
+    return read(given, name=name, also="a mapping {system: score} or ")
+
+
 def _frame_pairs(
     given: object, column: str | None, *, system: str, name: str
 ) -> list[tuple[Any, Any]]:
-    frame, _ = read_scores(given, name=name)
+    frame = collected(cast("pl.DataFrame | pl.LazyFrame", given))  # read by the face
     if system not in frame.columns:
         raise ValueError(
             f"{name} has no system column {system!r} (system=); columns are {frame.columns}"
@@ -136,7 +145,7 @@ def rank_correlation(
     ----------
     reference
         The reference ordering ("true" for tau_AP): a mapping ``{system: score}``
-        or a frame (Polars, eager or lazy, or pandas) with a ``system`` column
+        or a frame (Polars, pandas, Arrow: see ``evaluate``) with a ``system`` column
         and a metric column, e.g. ``evaluate(..., by="model")`` on one collection.
     other
         The ordering compared with it, in the same form; ``None``: a second
@@ -215,6 +224,7 @@ def rank_correlation(
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
     first, second = _columns(metric)
+    reference, other = _read(reference, "reference"), _read(other, "other")
     if other is None:
         if isinstance(metric, str) or metric is None:
             raise ValueError(

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_rankmetrics._frames import collected, read
+
 __all__ = ["Report", "report"]
 
 Format = Literal["markdown", "latex", "html", "csv", "json"]
@@ -191,7 +193,8 @@ def report(
     ----------
     comparison
         The frame of :func:`polars_rankmetrics.compare` or
-        :func:`polars_rankmetrics.compare_per_user` (Polars or pandas).
+        :func:`polars_rankmetrics.compare_per_user` (any frame: Polars,
+        pandas, Arrow).
     format
         ``None``: a :class:`Report` (shown as a table in a notebook; its
         ``to_markdown``, ``to_latex``, ``to_html`` give strings).
@@ -261,21 +264,14 @@ def report(
 
 
 def _as_polars(comparison: Any) -> pl.DataFrame:
-    if isinstance(comparison, pl.LazyFrame):
-        comparison = comparison.collect()
-    elif type(comparison).__module__.split(".")[0] == "pandas":
-        comparison = pl.from_pandas(comparison)
-    if not isinstance(comparison, pl.DataFrame):
-        raise TypeError(
-            f"report needs the frame of prm.compare(...), got {type(comparison).__name__}"
-        )
-    missing = [name for name in _REQUIRED if name not in comparison.columns]
+    frame = collected(read(comparison, name="comparison (the frame of prm.compare)"))
+    missing = [name for name in _REQUIRED if name not in frame.columns]
     if missing:
         raise ValueError(
             f"report needs the frame of prm.compare(...): column(s) {missing} are missing; "
-            f"columns are {comparison.columns}"
+            f"columns are {frame.columns}"
         )
-    return comparison
+    return frame
 
 
 def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:

@@ -41,12 +41,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import polars as pl
 from scipy import optimize, stats
 
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller, collected
 from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._measures._catalog import reads_truth
 from polars_rankmetrics._pipeline.sampled_probe import SampledMetricsWarning
@@ -58,7 +59,6 @@ from polars_rankmetrics.options import EvaluateOptions, Unpack, conventions_give
 
 __all__ = ["Correction", "SampledMetricsWarning", "correction_coefficients", "sampled_metrics"]
 
-FrameT = TypeVar("FrameT")
 Correction = Literal["bv", "cls"]
 
 _RANK = "__prm_sampled_rank"
@@ -69,8 +69,8 @@ _BLOCK = 4096  # full ranks per block of the Gram matrix
 
 
 def sampled_metrics(
-    recs: FrameT,
-    truth: Any,
+    recs: Frame | ArrowStream,
+    truth: AnyFrame | None,
     metrics: str | Sequence[str],
     *,
     n_items: int,
@@ -78,7 +78,7 @@ def sampled_metrics(
     gamma: float = 0.01,
     per_user: bool = False,
     **options: Unpack[EvaluateOptions],
-) -> FrameT:
+) -> Frame:
     """Full-ranking metrics estimated from lists of sampled candidates.
 
     Each user's list holds their one relevant item and the n items sampled
@@ -94,7 +94,7 @@ def sampled_metrics(
     Parameters
     ----------
     recs, truth
-        As for ``evaluate`` (Polars eager or lazy, or pandas): one row per
+        As for ``evaluate`` (any frame: Polars, pandas, Arrow): one row per
         (user, candidate) with its rank or score, and the truth with one
         relevant item per user, found among that user's candidates.
     metrics
@@ -122,9 +122,11 @@ def sampled_metrics(
 
     Returns
     -------
-    DataFrame, LazyFrame or pandas DataFrame, as ``recs``
-        The ``by`` columns, ``n_users`` (or the user column with
-        ``per_user=True``) and one column per metric.
+    Frame
+        A frame of the kind ``recs`` is (as for ``evaluate``: lazy stays lazy,
+        pandas in, pandas out, Arrow in, Polars DataFrame out): the ``by``
+        columns, ``n_users`` (or the user column with ``per_user=True``) and
+        one column per metric.
 
     Notes
     -----
@@ -178,27 +180,11 @@ def sampled_metrics(
     given = read(dict(options), function="sampled_metrics")
     user, item = given["user"], given["item"]
     by = [given["by"]] if isinstance(given["by"], str) else list(given["by"] or ())
-    back: Any = None
-    frame: Any = recs
-    if type(recs).__module__.split(".")[0] == "pandas":
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        frame = _arrow.to_polars(recs, name="recs")
-        converted = cast("pl.DataFrame", frame)
-        back = lambda result: _arrow.to_pandas(result, [(cast("Any", recs), converted.schema)])  # noqa: E731
-        if truth is not None and not isinstance(truth, (pl.DataFrame, pl.LazyFrame)):
-            truth = _arrow.to_polars(truth, name="truth")
-    elif isinstance(recs, pl.LazyFrame):
-        back = pl.DataFrame.lazy
-    elif isinstance(recs, pl.DataFrame):
-        back = lambda result: result  # noqa: E731
-    else:
-        raise TypeError(
-            f"recs must be a Polars or pandas DataFrame (or a LazyFrame), got {type(recs).__name__}"
-        )
-    if truth is None:
+    call = caller(recs, name="recs")
+    truth_frame = call.read(truth, name="truth")
+    if truth_frame is None:
         raise ValueError("sampled_metrics needs the truth: each user's one relevant item")
-    eager = frame.collect() if isinstance(frame, pl.LazyFrame) else cast("pl.DataFrame", frame)
+    eager = collected(call.frame)
     keys = [*by, user]
     # the engine gives the sampled rank (mean_rank of one relevant item is its position), the
     # relevant items found (must be 1) and all of them (recall 1 with one found: exactly one)
@@ -207,10 +193,10 @@ def sampled_metrics(
         warnings.simplefilter("ignore", SampledMetricsWarning)
         per = evaluate(
             eager,
-            truth,
+            truth_frame,
             ["mean_rank", "n_relevant_retrieved", "recall", *labels],
             per_user=True,
-            **options,
+            **call.read_options(options),
         ).rename({"mean_rank": _RANK, "n_relevant_retrieved": _FOUND, "recall": _ALL})
     lengths = eager.group_by(keys).agg(pl.col(item).n_unique().alias(_LENGTH))
     per = per.join(lengths, on=keys, how="left", nulls_equal=True)
@@ -246,7 +232,7 @@ def sampled_metrics(
             .drop("__prm_one", strict=False)
             .sort(by or "n_users")
         )
-    return cast("FrameT", back(result))
+    return call.back(result)
 
 
 def correction_coefficients(

@@ -22,22 +22,21 @@ to every drawn seed, keeping the user effects shared as they are in the data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics._frames import ArrowStream, Frame
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
 
 __all__ = ["seeds_interval"]
-
-FrameT = TypeVar("FrameT")
 
 _BATCH = 64  # replicates per matrix product: n x 64 counts in memory at a time
 
 
 def seeds_interval(
-    scores: FrameT,
+    scores: Frame | ArrowStream,
     metrics: str | Sequence[str],
     *,
     system: str = "model",
@@ -46,15 +45,15 @@ def seeds_interval(
     ci: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
-) -> FrameT:
+) -> Frame:
     """Each system's mean with an interval over seeds and users (a two-way bootstrap).
 
     Parameters
     ----------
     scores
         One row per (system, run, user) with one numeric column per metric,
-        e.g. ``evaluate(..., by=["model", "seed"], per_user=True)``. Polars
-        (eager or lazy) or pandas.
+        e.g. ``evaluate(..., by=["model", "seed"], per_user=True)``. Any frame
+        (Polars, pandas, Arrow: see ``evaluate``).
     metrics
         The metric column(s).
     system
@@ -73,7 +72,7 @@ def seeds_interval(
 
     Returns
     -------
-    A frame of the kind given, one row per (system, metric): ``system``,
+    A frame of the kind given (as for ``evaluate``), one row per (system, metric): ``system``,
     ``metric``, ``n_runs`` (S), ``n_users`` (n: users with a value in every
     run of the system), ``mean`` (over every (run, user) value), ``ci_low``,
     ``ci_high`` (percentile interval of the two-way bootstrap),
@@ -169,7 +168,7 @@ def seeds_interval(
         "run_sd": pl.Float64,
         "users_left_out": pl.Int64,
     }
-    return cast("FrameT", back(pl.DataFrame(rows, schema=schema, orient="row")))
+    return back(pl.DataFrame(rows, schema=schema, orient="row"))
 
 
 def _interval(

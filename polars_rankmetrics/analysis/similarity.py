@@ -20,11 +20,12 @@ import dataclasses
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal
 
 import polars as pl
 
 from polars_rankmetrics import _validation as v
+from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, Polars, caller
 from polars_rankmetrics._names import PREFIX, check_no_reserved, check_roles
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list, to_lazy
@@ -37,8 +38,6 @@ from polars_rankmetrics.conventions import Duplicates, Ties
 from polars_rankmetrics.options import Roles, Unpack
 
 __all__ = ["similarity"]
-
-FrameT = TypeVar("FrameT")
 
 
 @dataclass(frozen=True)
@@ -218,33 +217,29 @@ def _at_k(lists: rbo_plan.Lists, keys: list[str], measures: Sequence[_Measure]) 
     return lists.lengths.join(overlap, on=keys, how="left").select(*keys, *columns)
 
 
-def _to_frame(frame: object, name: str) -> tuple[pl.LazyFrame, bool, bool]:
-    """The frame lazy, whether it came from pandas, and whether it is in memory."""
-    if type(frame).__module__.split(".")[0] == "pandas":
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        return _arrow.to_polars(frame, name=name).lazy(), True, True
-    lazy = to_lazy(cast("pl.DataFrame", frame), name=name)
-    return lazy, False, isinstance(frame, pl.DataFrame)
+def _to_frame(frame: Polars, name: str) -> tuple[pl.LazyFrame, bool]:
+    """The frame lazy, and whether it is in memory."""
+    return to_lazy(frame, name=name), isinstance(frame, pl.DataFrame)
 
 
 def similarity(
-    recs: FrameT,
-    reference: Any,
+    recs: Frame | ArrowStream,
+    reference: AnyFrame,
     measures: str | Sequence[str],
     *,
     per_user: bool = False,
     ties: Ties = "item_desc",
     duplicates: Duplicates = "error",
     **roles: Unpack[Roles],
-) -> FrameT:
+) -> Frame:
     """How alike each list is to the reference run's list of the same user.
 
     Parameters
     ----------
     recs
         Long-format recommendations: one row per (by..., user, item) with a
-        ``rank`` or a ``score``. Polars (eager or lazy) or pandas.
+        ``rank`` or a ``score``. Any frame (Polars, pandas, Arrow: see
+        :func:`polars_rankmetrics.evaluate`).
     reference
         The reference run (the old model, the original experiment), in the same
         format and with the same column roles. Its ``by`` columns that ``recs``
@@ -275,7 +270,8 @@ def similarity(
 
     Returns
     -------
-    A frame of the kind ``recs`` is (a LazyFrame stays lazy): the ``by``
+    A frame of the kind ``recs`` is (as for ``evaluate``: a LazyFrame stays
+    lazy, pandas in, pandas out, Arrow in, Polars DataFrame out): the ``by``
     columns (and ``user`` with ``per_user=True``), then one Float64 column per
     measure, sorted by them.
 
@@ -373,8 +369,9 @@ def similarity(
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     spec = _spec(parsed, roles, ties=ties, duplicates=duplicates)
     average = ties == "average"
-    recs_lf, recs_pandas, recs_memory = _to_frame(recs, "recs")
-    ref_lf, _, ref_memory = _to_frame(reference, "reference")
+    call = caller(recs, name="recs")
+    recs_lf, recs_memory = _to_frame(call.frame, "recs")
+    ref_lf, ref_memory = _to_frame(call.read(reference, name="reference"), "reference")
     inputs = _Inputs.read(
         recs_lf, ref_lf, spec, average=average, in_memory=(recs_memory, ref_memory)
     )
@@ -405,17 +402,7 @@ def similarity(
         means = [exact_mean(label) for label in labels]
         table = table.with_columns(fixed_point(labels))
         table = table.group_by(by).agg(means).sort(by) if by else table.select(means)
-    guarded = v.guard(table, inputs.checks)
-    if recs_pandas:
-        from polars_rankmetrics import _arrow  # noqa: PLC0415 - pandas is optional
-
-        source = cast("Any", recs)
-        return cast(
-            "FrameT", _arrow.to_pandas(guarded.collect(), [(source, recs_lf.collect_schema())])
-        )
-    if isinstance(recs, pl.LazyFrame):
-        return cast("FrameT", guarded)
-    return cast("FrameT", guarded.collect())
+    return call.back(v.guard(table, inputs.checks))
 
 
 def _spec(

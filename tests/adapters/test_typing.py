@@ -31,12 +31,22 @@ SNIPPET = textwrap.dedent(
     averaged: pl.DataFrame = rank(recs).evaluate(truth, ["mrr"], ties="average", score="s")
     compared: pl.DataFrame = rank(recs).compare(truth, "mrr", ties="average", gain={1: 2.0})
     drawn: pl.DataFrame = prm.curves(recs, truth, ["mrr"], k=[1, 2], ideal="truth")
+    # any other frame kind: an Arrow C stream (a DuckDB relation, a pyarrow reader) in, a
+    # Polars DataFrame out; an eager-only analysis gives a DataFrame for a LazyFrame
+    class Stream:
+        def __arrow_c_stream__(self, requested_schema: object = None) -> object: ...
+
+    from_arrow: pl.DataFrame = prm.evaluate(Stream(), Stream(), ["mrr"])
+    still_lazy: pl.LazyFrame = prm.compare(recs.lazy(), Stream(), "mrr")
+    exposure: pl.DataFrame = prm.group_exposure(recs.lazy(), Stream(), group="g")
     """
 )
 WRONG = SNIPPET + 'oops: pl.DataFrame = rank(recs.lazy()).evaluate(truth, "mrr")\n'
 # an option misspelt or mistyped is seen by mypy through the shared declaration
 WRONG += 'rank(recs).compare(truth, "mrr", tie="first")\n'
 WRONG += 'prm.curves(recs, truth, ["mrr"], denominator="half")\n'
+WRONG += 'arrow_lazy: pl.LazyFrame = prm.evaluate(Stream(), truth, "mrr")\n'
+WRONG += 'prm.evaluate([1, 2], truth, "mrr")\n'
 NAMESPACE = SNIPPET + 'direct = recs.rank.evaluate(truth, "mrr")\n'
 
 
@@ -83,6 +93,12 @@ def test_the_documented_pattern_type_checks(mypy_output: dict[str, str]) -> None
 @needs_mypy
 def test_mypy_sees_the_frame_kind(mypy_output: dict[str, str]) -> None:
     assert 'expression has type "LazyFrame", variable has type "DataFrame"' in mypy_output["wrong"]
+
+
+@needs_mypy
+def test_mypy_sees_arrow_in_polars_out(mypy_output: dict[str, str]) -> None:
+    assert 'expression has type "DataFrame", variable has type "LazyFrame"' in mypy_output["wrong"]
+    assert 'Argument 1 to "evaluate" has incompatible type "list[int]"' in mypy_output["wrong"]
 
 
 @needs_mypy

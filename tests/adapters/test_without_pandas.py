@@ -91,8 +91,15 @@ def test_pandas_adapter_without_pyarrow_says_what_to_install() -> None:
                 print(exc)
             else:
                 raise AssertionError("converted without pyarrow")
+            # every function reads pandas frames through the same boundary
+            try:
+                polars_rankmetrics.evaluate(recs, recs, "mrr")
+            except ImportError as exc:
+                print(exc)
+            else:
+                raise AssertionError("converted without pyarrow")
             """
         )
     )
-    assert "needs pyarrow" in out
-    assert "pip install 'polars_rankmetrics[pandas]'" in out
+    assert out.count("recs is a pandas frame: polars_rankmetrics needs pyarrow") == 2, out
+    assert out.count("pip install 'polars_rankmetrics[pandas]'") == 2, out

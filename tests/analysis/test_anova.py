@@ -120,5 +120,5 @@ def test_bad_input_is_refused() -> None:
         anova(pl.concat([frame, frame.head(1)]), "value")
     with pytest.raises(ValueError, match="NaN or infinite"):
         anova(frame.with_columns(pl.lit(float("nan")).alias("value")), "value")
-    with pytest.raises(TypeError, match="must be a Polars or pandas"):
+    with pytest.raises(TypeError, match="must be a Polars DataFrame or LazyFrame, a pandas"):
         anova({"value": [1]}, "value")

@@ -486,7 +486,7 @@ def test_the_reference_is_named_in_its_errors() -> None:
         prm.similarity(recs, repeated, ["rbo"])
     with pytest.raises(ValueError, match=r"reference column 'rank' \(rank\) has 1 null"):
         prm.similarity(recs, recs.with_columns(pl.lit(None, pl.Int64).alias("rank")), ["rbo"])
-    with pytest.raises(TypeError, match=r"reference must be a polars DataFrame"):
+    with pytest.raises(TypeError, match=r"reference must be a Polars DataFrame"):
         prm.similarity(recs, {"user": [1]}, ["rbo"])
     with pytest.raises(TypeError, match=r"'item' has dtype String in recs but Int32 in reference"):
         prm.similarity(recs, recs.with_columns(pl.lit(1).alias("item")), ["rbo"])

@@ -701,9 +701,12 @@ def files(tmp_path: Path) -> Path:
         (lambda d: trec.trec_eval(trec.read_trec_qrels(d / "qrels.txt"),
                                   trec.read_trec_run(d / "run.txt").clear(), "map"),
          Raises(ValueError, "run", "no rows")),
+        # any frame kind is read (pandas qrels too); what is no frame is refused
         (lambda d: trec.trec_eval(trec.read_trec_qrels(d / "qrels.txt").to_pandas(),
+                                  trec.read_trec_run(d / "run.txt"), "map")["value"][0], 0.5),
+        (lambda d: trec.trec_eval(trec.read_trec_qrels(d / "qrels.txt").to_dict(),
                                   trec.read_trec_run(d / "run.txt"), "map"),
-         Raises(TypeError, "qrels", "DataFrame")),
+         Raises(TypeError, "qrels", "DataFrame", "dict")),
         (lambda d: trec.trec_eval(trec.read_trec_qrels(d / "qrels.txt"),
                                   trec.read_trec_run(d / "run.txt"), "map",
                                   relevance_level=math.nan),

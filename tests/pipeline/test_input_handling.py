@@ -654,8 +654,8 @@ def test_check_overlap_uses_the_key_rule() -> None:
         prm.check_overlap(recs, truth.with_columns(pl.col("user").cast(pl.String)))
     with pytest.raises(ValueError, match="recs is missing column 'product'"):
         prm.check_overlap(recs, truth, item="product")
-    with pytest.raises(TypeError, match="recs must be a polars or pandas"):
-        prm.check_overlap([1], truth)
+    with pytest.raises(TypeError, match="recs must be a Polars DataFrame or LazyFrame, a pandas"):
+        prm.check_overlap([1], truth)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------

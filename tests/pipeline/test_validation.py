@@ -259,8 +259,12 @@ def test_lazy_data_errors_wait_for_collect() -> None:
 
 
 def test_non_frames_are_refused() -> None:
-    with pytest.raises(TypeError, match=r"recs must be a polars DataFrame or LazyFrame, got dict"):
-        prm.evaluate(RECS, pl.DataFrame(TRUTH), "map@2")  # type: ignore[type-var]
+    with pytest.raises(
+        TypeError,
+        match=r"recs must be a Polars DataFrame or LazyFrame, .*; got dict "
+        r"\(a dict of columns: pl\.DataFrame\(recs\) first\)",
+    ):
+        prm.evaluate(RECS, pl.DataFrame(TRUTH), "map@2")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("k", [0, -3, 1.5, True])

@@ -52,7 +52,8 @@ def plot_critical_difference(
     result
         The result of :func:`polars_rankmetrics.analysis.friedman`.
     title
-        Chart title; default names the test, N and alpha.
+        Chart title; default names the test, N, alpha and which value ranks
+        first (the highest, or the lowest of a lower-is-better metric).
     width
         Width of the rank axis in pixels (names are drawn beside it).
 
@@ -154,9 +155,12 @@ def plot_critical_difference(
     cd_text = alt.Chart(alt.Data(values=cd_row)).mark_text(dy=-9, fontSize=11).encode(
         x=alt.X("mid:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale, axis=None), text="text:N"
     ).transform_calculate(mid="(datum.from + datum.to) / 2")  # fmt: skip
+    # rank 1 is the best value: say which way that was, so a lower-is-better metric reads right
+    better = "lowest" if result.direction == "lower" else "highest"
+    ranked = f" of {result.metric}" if result.metric else ""
     heading = title or (
         f"Friedman p = {result.p_value:.3g}; Nemenyi CD at alpha = {result.alpha:g}, "
-        f"N = {result.n_blocks}"
+        f"N = {result.n_blocks}; rank 1 = the {better}{ranked}"
     )
     height = int(28 * (half + 2 + len(runs) / 2))
     layers = (axis_line, tick_marks, tick_labels, down, across, bars, cd_bar, cd_text, *labels)

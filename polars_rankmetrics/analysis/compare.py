@@ -23,9 +23,17 @@ import polars as pl
 
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller, collected
 from polars_rankmetrics._measures import lookup
+from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis._direction import (
+    Directions,
+    GivenDirection,
+    directions,
+    require,
+    sign,
+)
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric, parse_metrics
@@ -38,6 +46,8 @@ __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
 RESULT_COLUMNS = (
     "system",
     "metric",
+    # which way is better for the metric (null: not declared): what wins and decisions read
+    "direction",
     "n",
     "mean",
     "ci_low",
@@ -80,6 +90,7 @@ class _Options:
     hypothesis: Hypothesis = "difference"
     margin: float = 0.0
     tolerance: float = 0.0
+    direction: GivenDirection = None
 
 
 def _check_number(value: object, name: str, example: str) -> float:
@@ -102,6 +113,7 @@ def _check_options(
     hypothesis: object = "difference",
     margin: object = None,
     tolerance: object = 0.0,
+    direction: object = None,
 ) -> _Options:
     for value, allowed, name in (
         (test, _stats.TESTS, "test"),
@@ -151,6 +163,7 @@ def _check_options(
         cast("Hypothesis", hypothesis),
         checked_margin,
         _check_number(tolerance, "tolerance", "0.001"),
+        cast("GivenDirection", direction),
     )
 
 
@@ -178,6 +191,7 @@ def compare_per_user(
     hypothesis: Hypothesis = "difference",
     margin: float | None = None,
     tolerance: float = 0.0,
+    direction: GivenDirection = None,
 ) -> Frame:
     """Compare systems from per-user scores: means, intervals, paired tests.
 
@@ -234,21 +248,33 @@ def compare_per_user(
         bootstrap): the same seed gives the same numbers. ``None``: fresh
         randomness.
     hypothesis
-        The decision the paired t-test makes on d = system - baseline (df
-        n - 1): ``"difference"`` (default, H0 mean(d) = 0, two-sided);
-        ``"superiority"`` (H0 mean(d) <= 0, one-sided);
-        ``"noninferiority"`` (H0 mean(d) <= -margin, one-sided p of
-        t = (mean(d) + margin) / (sd(d) / sqrt(n))); ``"equivalence"``
+        The decision the paired t-test makes on the improvement
+        g = s (system - baseline), s = +1 for a metric where higher is
+        better, -1 where lower is (``direction``), df n - 1: ``"difference"``
+        (default, H0 mean(d) = 0, two-sided: no direction needed);
+        ``"superiority"`` (H0 mean(g) <= 0, one-sided);
+        ``"noninferiority"`` (H0 mean(g) <= -margin, one-sided p of
+        t = (mean(g) + margin) / (sd(g) / sqrt(n))); ``"equivalence"``
         (TOST, Schuirmann 1987: p = max of the one-sided p-values against
-        -margin and +margin). ``significant`` then means H0 is rejected (the
-        system is shown superior, non-inferior or equivalent). Only with
-        ``test="t"``.
+        -margin and +margin; no direction needed). ``significant`` then means
+        H0 is rejected (the system is shown superior, non-inferior or
+        equivalent). Only with ``test="t"``. A one-sided hypothesis on a
+        metric without a direction is refused, naming it.
     margin
         The margin m > 0 of ``"noninferiority"`` and ``"equivalence"``, in the
         metric's units (e.g. 0.005 of nDCG); refused with the other hypotheses.
     tolerance
-        ``wins``, ``ties``, ``losses`` count users with d_u > tolerance,
-        |d_u| <= tolerance and d_u < -tolerance (default 0: exact ties).
+        ``wins``, ``ties``, ``losses`` count users whose improvement g_u is
+        > tolerance (the system better), within it, or < -tolerance (worse);
+        default 0: exact ties.
+    direction
+        Which way is better: the metric's declared direction by default (the
+        ``direction`` column; ``mean_rank``, ``fallout``, ``gini``... are
+        lower-is-better), or ``"higher"`` / ``"lower"`` for every metric, or
+        a mapping per metric (a column that is not a metric string, or a
+        descriptive measure such as ``arp``, declares none). Without one,
+        ``wins``/``ties``/``losses`` are null and one-sided hypotheses are
+        refused; ``diff`` is always system - baseline.
 
     Returns
     -------
@@ -376,7 +402,7 @@ def compare_per_user(
     options = _check_options(
         test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
-        tolerance=tolerance,
+        tolerance=tolerance, direction=direction,
     )  # fmt: skip
     call = caller(scores, name="scores")
     result = _compare_frame(
@@ -403,6 +429,7 @@ def compare(
     hypothesis: Hypothesis = "difference",
     margin: float | None = None,
     tolerance: float = 0.0,
+    direction: GivenDirection = None,
     **options: Unpack[EvaluateOptions],
 ) -> Frame:
     """Evaluate several systems and compare them: means, intervals, paired tests.
@@ -436,6 +463,9 @@ def compare(
         The system every other one is compared with; ``None``: every pair.
     test, ci, ci_method, correction, alpha, n_resamples, seed
         As for :func:`compare_per_user`.
+    hypothesis, margin, tolerance, direction
+        As for :func:`compare_per_user`; a metric string's measure declares
+        its direction (``fallout@10`` is lower-is-better).
     **options
         Every option of ``evaluate`` (:class:`polars_rankmetrics.EvaluateOptions`),
         forwarded to it: the column roles and the other grouping columns
@@ -486,7 +516,7 @@ def compare(
     statistics = _check_options(
         test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
-        tolerance=tolerance,
+        tolerance=tolerance, direction=direction,
     )  # fmt: skip
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
@@ -610,6 +640,10 @@ def _compare_frame(
     _check_scores(frame, [], system=system, user=user, by=by)
     chosen = _metric_columns(frame, metrics, [*by, system, user])
     _check_scores(frame, chosen, system=system, user=user, by=by)
+    declared = directions(chosen, options.direction)
+    if options.hypothesis in ("superiority", "noninferiority"):
+        for metric in chosen:
+            require(metric, declared[metric], f"hypothesis={options.hypothesis!r}")
     systems = frame.get_column(system).unique().sort().to_list()
     if len(systems) < 2:
         raise ValueError(
@@ -662,13 +696,13 @@ def _compare_frame(
         _all_group_rows(
             rows, groups, seeds, exact, chosen,
             by=by, user=user, own=own, comparisons=comparisons, index=index,
-            options=options, pairs=pairs,
+            options=options, pairs=pairs, directions=declared,
         )  # fmt: skip
     schema: dict[str, pl.DataType | type[pl.DataType]] = {name: frame.schema[name] for name in by}
     schema["system"] = frame.schema[system]
     if pairs:
         schema["baseline"] = frame.schema[system]
-    schema.update({"metric": pl.String, "n": pl.Int64})
+    schema.update({"metric": pl.String, "direction": pl.String, "n": pl.Int64})
     for name in RESULT_COLUMNS[RESULT_COLUMNS.index("mean") : RESULT_COLUMNS.index("p_value")]:
         schema[name] = pl.Float64 if name in _FLOATS else pl.Int64
     schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
@@ -707,6 +741,7 @@ def _all_group_rows(
     index: dict[Any, int],
     options: _Options,
     pairs: bool,
+    directions: Directions,
 ) -> None:
     """Each group's rows, appended to ``rows``: its own family of comparisons."""
     for group, seed in zip(groups, seeds, strict=True):
@@ -730,6 +765,7 @@ def _all_group_rows(
                 options=options,
                 rng=rng,
                 pairs=pairs,
+                directions=directions,
             )
         )
 
@@ -747,6 +783,7 @@ def _group_rows(
     options: _Options,
     rng: np.random.Generator,
     pairs: bool,
+    directions: Directions,
 ) -> list[dict[str, Any]]:
     """Rows of one ``by`` group: per metric, each system's own row, then each comparison."""
     user_index = group.get_column(user).rank("dense").cast(pl.Int64).to_numpy() - 1
@@ -765,7 +802,9 @@ def _group_rows(
             summary = _own_summary(
                 matrix, index[name], metric, means=means, options=options, rng=rng
             )
-            own_rows.append(_row(keys, name, None, metric, summary, pairs=pairs))
+            own_rows.append(
+                _row(keys, name, None, metric, summary, pairs=pairs, direction=directions[metric])
+            )
         present = ~np.all(np.isnan(matrix), axis=0)
         # Tukey HSD: the users with a value for every system of the group (one family)
         complete = ~np.any(np.isnan(matrix[:, present]), axis=1)
@@ -783,8 +822,10 @@ def _group_rows(
             summary = _own_summary(
                 matrix, index[name], metric, means=means, options=options, rng=rng
             )
-            row = _row(keys, name, other, metric, summary, pairs=pairs)
-            row.update(_difference(raw, d, options, rng))
+            row = _row(
+                keys, name, other, metric, summary, pairs=pairs, direction=directions[metric]
+            )
+            row.update(_difference(raw, d, options, rng, improves=sign(directions[metric])))
             comparison_rows.append(row)
             full = np.zeros(n_users)
             full[paired] = d
@@ -880,6 +921,7 @@ def _row(
     summary: _stats.Summary,
     *,
     pairs: bool,
+    direction: Direction | None,
 ) -> dict[str, Any]:
     row: dict[str, Any] = dict(keys)
     row["system"] = name
@@ -888,6 +930,7 @@ def _row(
     row.update(
         {
             "metric": metric,
+            "direction": direction,
             "n": summary.n,
             "mean": summary.mean,
             "ci_low": summary.low,
@@ -913,12 +956,21 @@ def _row(
 
 
 def _difference(
-    raw: _stats.FloatArray, grid: _stats.FloatArray, options: _Options, rng: np.random.Generator
+    raw: _stats.FloatArray,
+    grid: _stats.FloatArray,
+    options: _Options,
+    rng: np.random.Generator,
+    *,
+    improves: float | None,
 ) -> dict[str, Any]:
     """diff, its interval, the effect size and (t, Wilcoxon) the p-value of one comparison.
 
     ``grid`` is ``raw`` on the decimal grid: it decides ties (Wilcoxon's ranks, W/T/L)
     and zero variance; the moments read ``raw`` unless the grid finds d constant.
+    ``improves``: +1 where higher is better, -1 where lower is (the one-sided
+    decisions and W/T/L read the improvement ``improves * d``), ``None``
+    where no direction is declared (W/T/L null; one-sided hypotheses were
+    refused before).
     """
     d = grid if _stats.constant(grid) else raw
     summary = _stats.summarize(
@@ -926,10 +978,16 @@ def _difference(
     )
     p_value = None
     if options.test == "t":
-        p_value = _stats.decision_p_value(d, options.hypothesis, options.margin)
+        # two-sided and equivalence decisions are symmetric: no direction needed there
+        gain = d if improves is None else improves * d
+        p_value = _stats.decision_p_value(gain, options.hypothesis, options.margin)
     elif options.test == "wilcoxon":
         p_value = _stats.paired_p_value(grid, options.test)
-    wins, ties, losses = _stats.wins_ties_losses(grid, options.tolerance)
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+    if improves is not None:
+        wins, ties, losses = _stats.wins_ties_losses(improves * grid, options.tolerance)
     return {
         "n_paired": int(d.size),
         "diff": summary.mean,

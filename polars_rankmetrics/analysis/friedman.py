@@ -11,7 +11,9 @@ import polars as pl
 from scipy import stats
 
 from polars_rankmetrics._frames import AnyFrame, collected, eager_caller
+from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis._direction import directions, require
 from polars_rankmetrics.analysis._frames import complete_table
 
 __all__ = ["FriedmanResult", "friedman"]
@@ -28,8 +30,9 @@ class FriedmanResult:
     p_value
         P(chi^2_{k-1} >= statistic).
     mean_ranks
-        Frame ``system``, ``mean_rank`` (rank 1 = the highest value in a
-        block), sorted by mean rank, then system.
+        Frame ``system``, ``mean_rank`` (rank 1 = the best value in a block:
+        the highest, or the lowest for a lower-is-better metric), sorted by
+        mean rank, then system.
     critical_difference
         Nemenyi's critical difference at ``alpha``: two systems whose mean
         ranks differ by more are significantly different.
@@ -43,6 +46,11 @@ class FriedmanResult:
         N, the blocks (datasets, seeds) with a value for every system.
     n_systems
         k.
+    direction
+        Which way was better when the systems were ranked: ``"higher"`` or
+        ``"lower"``.
+    metric
+        The value column the systems were ranked by.
     """
 
     statistic: float
@@ -53,6 +61,8 @@ class FriedmanResult:
     alpha: float
     n_blocks: int
     n_systems: int
+    direction: Direction = "higher"
+    metric: str = ""
 
 
 def friedman(
@@ -62,11 +72,13 @@ def friedman(
     system: str = "model",
     block: str = "dataset",
     alpha: float = 0.05,
+    direction: Direction | None = None,
 ) -> FriedmanResult:
     """Friedman's test of k systems over N blocks, mean ranks and Nemenyi's post-hoc test.
 
     Within each block (dataset, seed, fold) the systems are ranked by their
-    value, rank 1 for the highest, tied values sharing their average rank.
+    value, rank 1 for the best (the highest, or the lowest for a metric
+    where lower is better), tied values sharing their average rank.
     With R_j the mean rank of system j:
 
     * chi^2_F = 12 N / (k (k + 1)) (sum_j R_j^2 - k (k + 1)^2 / 4), divided
@@ -85,13 +97,18 @@ def friedman(
         system's mean on each dataset). Any frame (Polars, pandas, Arrow: see
         :func:`polars_rankmetrics.evaluate`).
     metric
-        The value column; higher is better.
+        The value column; which way is better is its ``direction``.
     system
         Column naming the system.
     block
         Column naming the block (dataset, seed).
     alpha
         Level of the critical difference.
+    direction
+        ``"higher"`` or ``"lower"``: which value is better. Default: the
+        direction the measure declares when ``metric`` is a metric string
+        (``"ndcg@10"``, ``"mean_rank"``); a column of another name, or a
+        descriptive measure (``arp@10``), is refused without it.
 
     Returns
     -------
@@ -137,6 +154,7 @@ def friedman(
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be a number between 0 and 1 (exclusive), got {alpha!r}")
+    better = require(metric, directions([metric], direction)[metric], "friedman", per_metric=False)
     call = eager_caller(means, name="means")
     frame = collected(call.frame)
     systems, table, _ = complete_table(
@@ -149,7 +167,8 @@ def friedman(
             f"system; found {len(systems)} system(s) and {n} such block(s)"
         )
     grid = np.vstack([_stats.on_grid(row, float(np.abs(row).max())) for row in table])
-    ranks = stats.rankdata(-grid, axis=1)  # rank 1 = the highest value, ties averaged
+    # rank 1 = the best value (the highest, or the lowest where lower is better), ties averaged
+    ranks = stats.rankdata(-better * grid, axis=1)
     mean_ranks = ranks.mean(axis=0)
     statistic = 12 * n / (k * (k + 1)) * (np.sum(mean_ranks**2) - k * (k + 1) ** 2 / 4)
     ties = 0.0
@@ -193,4 +212,6 @@ def friedman(
         alpha=float(alpha),
         n_blocks=n,
         n_systems=k,
+        direction="higher" if better > 0 else "lower",
+        metric=metric,
     )

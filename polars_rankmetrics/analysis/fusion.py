@@ -20,8 +20,10 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._frames import AnyFrame, read, runs_caller
+from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics._names import check_column_names
 from polars_rankmetrics._sums import exact_sums
+from polars_rankmetrics.analysis._direction import directions, require
 from polars_rankmetrics.options import ConventionOptions
 
 if sys.version_info >= (3, 11):
@@ -697,9 +699,10 @@ def optimize_fusion(
     item: str = "item",
     score: str = "score",
     relevance: str | None = None,
+    direction: Direction | None = None,
     **conventions: Unpack[ConventionOptions],
 ) -> FusionOptimum:
-    """The weights of ``wsum`` (or RRF's ``k``) that maximise a metric, by grid search.
+    """The weights of ``wsum`` (or RRF's ``k``) that optimise a metric, by grid search.
 
     Every grid point's fused run is built in one lazy plan keyed by the grid
     point and evaluated at once (:func:`polars_rankmetrics.evaluate` with
@@ -731,6 +734,11 @@ def optimize_fusion(
     relevance
         The truth's graded relevance column (``None``: every truth row is
         relevant with grade 1).
+    direction
+        ``"higher"`` or ``"lower"``: which value of ``metric`` is best.
+        Default: the measure's declared direction (the highest NDCG, the
+        lowest ``mean_rank`` or ``fallout``); a descriptive measure
+        (``arp@10``, ``novelty@10``) is refused without it.
     **conventions
         The conventions of ``evaluate``
         (:class:`polars_rankmetrics.ConventionOptions`), forwarded to it.
@@ -738,7 +746,8 @@ def optimize_fusion(
     Returns
     -------
     FusionOptimum
-        The best setting (the first in grid order among equal best scores;
+        The best setting (the metric's best value by its direction: the first
+        in grid order among equal best scores;
         ranx keeps the last), its score and every grid point's score (``grid``,
         a Polars DataFrame whatever the kind of ``runs``).
 
@@ -784,6 +793,9 @@ def optimize_fusion(
     if len(specs) != 1:
         raise ValueError(f"metric must be one metric string, got {metric!r} ({len(specs)} metrics)")
     label = specs[0].label
+    better = require(
+        label, directions([label], direction)[label], "optimize_fusion", per_metric=False
+    )
     polars_runs, _ = runs_caller(runs, name="runs")
     truth_frame = read(truth, name="truth")
     given = _read_runs(polars_runs, run=run, keys=[user], item=item, score=score)
@@ -843,8 +855,8 @@ def optimize_fusion(
             "to optimise"
         )
     # the first best in grid order: arg_max() of a column Polars flags as sorted (a constant
-    # one) gives the last
-    filled = values_found.fill_null(-math.inf)
+    # one) gives the last; the best is the highest, or the lowest where lower is better
+    filled = (better * values_found).fill_null(-math.inf)
     best_index = int(filled.eq(filled.max()).arg_true()[0])
     best_row = table_scores.row(best_index, named=True)
     best: dict[str, Any] = (

@@ -24,7 +24,14 @@ Format = Literal["markdown", "latex", "html", "csv", "json"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "csv", "json")
 
 _ABOVE, _BELOW = "†", "‡"
-_LATEX_MARKS = {_ABOVE: r"\textsuperscript{\dag}", _BELOW: r"\textsuperscript{\ddag}"}
+# a metric with no declared direction is marked by value: above or below, not better or worse
+_HIGHER, _LOWER = "↑", "↓"
+_LATEX_MARKS = {
+    _ABOVE: r"\textsuperscript{\dag}",
+    _BELOW: r"\textsuperscript{\ddag}",
+    _HIGHER: r"\textsuperscript{$\uparrow$}",
+    _LOWER: r"\textsuperscript{$\downarrow$}",
+}
 _REQUIRED = ("system", "metric", "n", "mean", "ci_low", "ci_high", "diff", "significant")
 
 
@@ -39,8 +46,10 @@ class Report:
     rows
         Cell texts, one list per (group, system), in the comparison's order.
     marks
-        Per row, per metric: the significance mark of the cell (``""``, ``"†"``,
-        ``"‡"`` or letters of the systems it is significantly above).
+        Per row, per metric: the significance mark of the cell (``""``, ``"†"``
+        significantly better, ``"‡"`` significantly worse, ``"↑"``/``"↓"``
+        significantly above/below for a metric without a declared direction,
+        or the letters of the systems it is significantly better than).
     legend
         One sentence that says what the cells and the marks mean.
     comparison
@@ -211,19 +220,22 @@ def report(
 
     Notes
     -----
-    Against a baseline, a cell is marked † when the system's difference from
-    the baseline is significant and positive, ‡ when significant and
-    negative (``significant`` of the comparison: adjusted p < alpha). For
-    every pair (``baseline=None``) the systems get letters a, b, c... in the
-    order of the table, and a cell carries the letters of the systems it is
-    significantly above. Means and intervals are those of the system's own
-    row in the comparison (against a baseline: over the users paired with it).
-    With a one-sided or equivalence ``hypothesis``, † marks the systems shown
-    superior, non-inferior or equivalent (whatever the sign of the mean
-    difference; there is no ‡). The legend states how the comparison was
-    made, from the comparison's method columns: the interval's level and
-    method, the test and its sides (and margin), the correction, alpha and
-    the resamples, and n.
+    Against a baseline, a cell is marked † when the system is significantly
+    better than the baseline, ‡ when significantly worse (``significant`` of
+    the comparison: adjusted p < alpha), better by the metric's direction
+    (the comparison's ``direction`` column: a lower ``fallout@10`` or
+    ``mean_rank`` is better). A metric without a declared direction is marked
+    by value instead, ↑ significantly above and ↓ below. For every pair
+    (``baseline=None``) the systems get letters a, b, c... in the order of
+    the table, and a cell carries the letters of the systems it is
+    significantly better than (above, without a direction). Means and
+    intervals are those of the system's own row in the comparison (against a
+    baseline: over the users paired with it). With a one-sided or
+    equivalence ``hypothesis``, † marks the systems shown superior,
+    non-inferior or equivalent (there is no ‡). The legend states which way
+    is better for each metric and how the comparison was made, from the
+    comparison's method columns: the interval's level and method, the test
+    and its sides (and margin), the correction, alpha and the resamples, and n.
 
     Examples
     --------
@@ -241,8 +253,8 @@ def report(
     | bm25 | 0.180 [0.076, 0.284] |
     | neural | 0.580 [0.476, 0.684]† |
     <BLANKLINE>
-    Mean [95% t-interval] over 5 users. † significantly above bm25, ‡ significantly below
-    (paired t-test, two-sided; Holm-adjusted p < 0.05).
+    Mean [95% t-interval] over 5 users. † significantly better than bm25, ‡ significantly
+    worse; higher is better: ap (paired t-test, two-sided; Holm-adjusted p < 0.05).
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {list(FORMATS)} or None")
@@ -287,6 +299,7 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
     same_n = own.get_column("n").n_unique() <= 1
     cells: dict[tuple[Any, ...], dict[str, str]] = {}
     marks: dict[tuple[Any, ...], dict[str, str]] = {}
+    directions = _directions(frame)
     for row in own.iter_rows(named=True):
         key = (*(row[name] for name in by), row["system"])
         text = _number(row["mean"], digits)
@@ -297,11 +310,11 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
         cells.setdefault(key, {})[row["metric"]] = text
         marks.setdefault(key, {}).setdefault(row["metric"], "")
         if not pairs and row["significant"]:
-            upward = method.directional or row["diff"] > 0
-            marks[key][row["metric"]] = _ABOVE if upward else _BELOW
+            marks[key][row["metric"]] = _mark(row, directions, directional=method.directional)
     baseline_name = None
     if pairs:
-        for key, by_metric in _pair_marks(frame, by, letters, method.directional).items():
+        pair_marks = _pair_marks(frame, by, letters, method.directional, directions)
+        for key, by_metric in pair_marks.items():
             marks.setdefault(key, {}).update(by_metric)
     else:
         # compare puts the baseline's own row first in every (group, metric)
@@ -319,14 +332,62 @@ def _build(frame: pl.DataFrame, *, digits: int, intervals: bool) -> Report:
         what += " n: the users of each cell."
     if pairs:
         named = ", ".join(f"{letters[name]} = {name}" for name in systems_in_order)
-        legend = f"{what} Letters: {method.above('that system')} ({method.rule}); {named}."
+        sides = _sides(metrics, directions, by_value="letters mark the higher")
+        legend = f"{what} Letters: {method.above('that system')}; {sides} ({method.rule}); {named}."
     else:
-        against = baseline_name if baseline_name is not None else "the baseline"
-        marks_text = f"{_ABOVE} {method.above(against)}"
-        if not method.directional:
-            marks_text += f", {_BELOW} significantly below"
-        legend = f"{what} {marks_text}\n({method.rule})."
+        legend = _baseline_legend(what, method, baseline_name, metrics, directions)
     return Report(header, rows, row_marks, legend, frame)
+
+
+def _baseline_legend(
+    what: str,
+    method: _Method,
+    baseline: Any,
+    metrics: list[str],
+    directions: dict[str, str | None],
+) -> str:
+    against = baseline if baseline is not None else "the baseline"
+    marks_text = f"{_ABOVE} {method.above(against)}"
+    if not method.directional:
+        marks_text += f", {_BELOW} significantly worse"
+    sides = _sides(metrics, directions, by_value=f"{_HIGHER}/{_LOWER} significantly above/below")
+    return f"{what} {marks_text}; {sides}\n({method.rule})."
+
+
+def _directions(frame: pl.DataFrame) -> dict[str, str | None]:
+    """Each metric's direction, from the comparison's ``direction`` column (absent: none)."""
+    if "direction" not in frame.columns:
+        return {}
+    found = frame.select("metric", "direction").unique(subset="metric", keep="first")
+    return dict(found.iter_rows())
+
+
+def _sign(metric: str, directions: dict[str, str | None]) -> float | None:
+    return {"higher": 1.0, "lower": -1.0}.get(directions.get(metric) or "none")
+
+
+def _mark(row: dict[str, Any], directions: dict[str, str | None], *, directional: bool) -> str:
+    """The mark of a significant comparison with the baseline: better, worse, above, below."""
+    if directional:  # shown superior, non-inferior or equivalent: the decision read the sign
+        return _ABOVE
+    sign = _sign(row["metric"], directions)
+    if sign is None:
+        return _HIGHER if row["diff"] > 0 else _LOWER
+    return _ABOVE if sign * row["diff"] > 0 else _BELOW
+
+
+def _sides(metrics: list[str], directions: dict[str, str | None], *, by_value: str) -> str:
+    """Which way is better, per metric: "higher is better: ndcg@10; lower is better: fallout@10".
+
+    ``by_value``: how the marks read a metric without a declared direction.
+    """
+    groups: dict[str, list[str]] = {}
+    for metric in metrics:
+        words = {"higher": "higher is better", "lower": "lower is better"}.get(
+            directions.get(metric) or "none", f"no better side declared ({by_value})"
+        )
+        groups.setdefault(words, []).append(metric)
+    return "; ".join(f"{words}: {', '.join(names)}" for words, names in groups.items())
 
 
 _TESTS = {
@@ -382,7 +443,9 @@ class _Method:
             return f"shown non-inferior to {against} (margin {_number_words(self.margin or 0)})"
         if self.hypothesis == "equivalence":
             return f"shown equivalent to {against} (within +-{_number_words(self.margin or 0)})"
-        return f"significantly above {against}"
+        if self.hypothesis == "superiority":
+            return f"shown superior to {against}"
+        return f"significantly better than {against}"
 
     @classmethod
     def of(cls, frame: pl.DataFrame) -> _Method:
@@ -421,19 +484,26 @@ class _Method:
 
 
 def _pair_marks(
-    frame: pl.DataFrame, by: list[str], letters: dict[Any, str], directional: bool
+    frame: pl.DataFrame,
+    by: list[str],
+    letters: dict[Any, str],
+    directional: bool,
+    directions: dict[str, str | None],
 ) -> dict[tuple[Any, ...], dict[str, str]]:
     """Every pair: per (group, system) and metric, the labels of the systems it beats.
 
     ``directional``: the test decided about ``system`` against ``baseline``
     (superiority, non-inferiority, equivalence), so ``system`` carries the mark.
+    Otherwise the better of the two by the metric's direction does (the higher
+    one where none is declared).
     """
     beaten: dict[tuple[Any, ...], dict[str, list[Any]]] = {}
     significant = frame.filter(pl.col("baseline").is_not_null() & pl.col("significant"))
     for row in significant.iter_rows(named=True):
+        sign = _sign(row["metric"], directions) or 1.0
         winner, loser = (
             (row["system"], row["baseline"])
-            if directional or row["diff"] > 0
+            if directional or sign * row["diff"] > 0
             else (row["baseline"], row["system"])
         )
         key = (*(row[name] for name in by), winner)

@@ -38,7 +38,7 @@ from polars_rankmetrics.cli._common import (
     shows_progress,
     warn,
 )
-from polars_rankmetrics.cli._measures import DEST, load_measures
+from polars_rankmetrics.cli._measures import DEST, direction_words, load_measures
 
 __all__ = ["COMMANDS", "STDOUT_CLOSED", "build_parser", "main"]
 
@@ -136,6 +136,7 @@ def _run(args: argparse.Namespace, name: str) -> int:
             for warning in caught:
                 warn(name, str(warning.message))
             message = cli_words(one_line(error), args.command_parser)
+            message = direction_words(message, args.command_parser)
             if not isinstance(error, (CliError, ValueError, TypeError, OSError, PolarsError)):
                 message = f"{type(error).__name__}: {message}"
             print(f"rankmetrics {name}: error: {message}", file=sys.stderr)

@@ -1,10 +1,14 @@
-"""``--measures``: load the measures you wrote before a command reads its metric strings.
+"""``--measures`` and ``--direction``: the measures you wrote, and which way is better.
 
 A measure written with :mod:`polars_rankmetrics.measures` is registered when
 the module declaring it is imported. The commands that read metric strings
 (``evaluate``, ``compare``, ``gate``) take ``--measures`` with Python files
 (``my_measures.py``) or importable module names (``team.measures``); each is
 imported once, before the command runs, so its names work in ``-m``.
+
+``--direction METRIC=higher`` (``compare``, ``gate``) says which way is better
+for a metric whose measure declares none (``arp@10``) or overrides the
+declared one; every decision of the command reads it.
 """
 
 from __future__ import annotations
@@ -17,9 +21,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics.cli._common import CliError
 
-__all__ = ["DEST", "add_measures_option", "load_measures"]
+__all__ = [
+    "DEST",
+    "add_direction_option",
+    "add_measures_option",
+    "direction_option",
+    "direction_words",
+    "load_measures",
+]
 
 DEST = "measure_modules"
 """Where ``--measures`` is kept on the parsed arguments (``trec``'s own ``-m`` is ``measures``)."""
@@ -88,3 +100,48 @@ def _load_module(source: str) -> None:
         ) from None
     except Exception as error:
         raise CliError(f"--measures {source} failed: {type(error).__name__}: {error}") from None
+
+
+def add_direction_option(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--direction METRIC=higher|lower ...`` on a command that decides."""
+    parser.add_argument(
+        "--direction",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="METRIC=WAY",
+        help="which way is better for a metric, e.g. arp@10=lower (higher or lower); by "
+        "default each measure's own (fallout@10 and mean_rank: lower); every decision reads it",
+    )
+
+
+def direction_option(given: Sequence[str]) -> dict[str, Direction] | None:
+    """``--direction``'s pairs as ``{metric: way}`` (``None`` when none was given)."""
+    pairs: dict[str, Direction] = {}
+    for text in given:
+        metric, sep, way = text.rpartition("=")
+        if not sep or not metric or way not in ("higher", "lower"):
+            raise CliError(
+                f"--direction {text}: write METRIC=higher or METRIC=lower, e.g. arp@10=lower"
+            )
+        if metric in pairs:
+            raise CliError(f"--direction names {metric} twice")
+        pairs[metric] = "higher" if way == "higher" else "lower"
+    return pairs or None
+
+
+# the library's advice, direction={'arp@10': 'higher'}, as the command line writes it
+_DIRECTION_ADVICE = re.compile(r"direction=\{'([^']*)': '(higher|lower)'\}")
+
+
+def direction_words(message: str, parser: argparse.ArgumentParser) -> str:
+    """``direction={'m': 'higher'}`` advice as ``--direction m=higher`` where the command has it.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_direction_option(parser)
+    >>> direction_words("say so with direction={'arp@10': 'higher'} (or 'lower')", parser)
+    "say so with --direction arp@10=higher (or 'lower')"
+    """
+    if not any("--direction" in action.option_strings for action in parser._actions):
+        return message
+    return _DIRECTION_ADVICE.sub(r"--direction \1=\2", message)

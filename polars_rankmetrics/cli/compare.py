@@ -45,7 +45,11 @@ from polars_rankmetrics.cli._common import (
     unify_ids,
     write_frame,
 )
-from polars_rankmetrics.cli._measures import add_measures_option
+from polars_rankmetrics.cli._measures import (
+    add_direction_option,
+    add_measures_option,
+    direction_option,
+)
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
 from polars_rankmetrics.evaluate import parse_metric
@@ -81,6 +85,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         "--metrics", "-m", nargs="+", required=True, help="metric strings, e.g. map@10 ndcg@10"
     )
     add_measures_option(command)
+    add_direction_option(command)
     command.add_argument("--system", default="model", help="system column (default: model)")
     command.add_argument(
         "--baseline",
@@ -184,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         "alpha": args.alpha,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
+        "direction": direction_option(args.direction),
         **api_options(args, CONVENTIONS),
     }
     # TREC runs are compared under trec_eval's conventions unless told otherwise, with -c:

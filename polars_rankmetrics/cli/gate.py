@@ -2,11 +2,14 @@
 
 ``rankmetrics gate RECS TRUTH --baseline prod -m ndcg@10 recall@20 --margin 0.005``
 evaluates every system of RECS per user, and for each other system and
-metric tests non-inferiority against the baseline (paired t, H0 mean(d) <=
--margin, d = system - baseline; :func:`polars_rankmetrics.compare` with
-``hypothesis="noninferiority"``). It prints the decision rule in words and
-one line per (system, metric), and exits 0 when every system is shown
-non-inferior on every metric, 1 when one is not, 2 on bad input.
+metric tests non-inferiority against the baseline (paired t on the
+improvement g = s (system - baseline), s = +1 where higher is better and -1
+where lower is, by the measure's declared direction or ``--direction``; H0
+mean(g) <= -margin; :func:`polars_rankmetrics.compare` with
+``hypothesis="noninferiority"``). A metric with no better side (``arp@10``)
+is refused unless ``--direction`` gives one. It prints the decision rule in
+words and one line per (system, metric), and exits 0 when every system is
+shown non-inferior on every metric, 1 when one is not, 2 on bad input.
 
 Every comparison must pass, so the gate is an intersection-union test
 (Berger 1982): its level is alpha without any multiple-comparison correction.
@@ -23,7 +26,11 @@ import polars as pl
 
 from polars_rankmetrics.analysis.compare import compare
 from polars_rankmetrics.cli._common import CliError, add_api_options, api_options, read_inputs
-from polars_rankmetrics.cli._measures import add_measures_option
+from polars_rankmetrics.cli._measures import (
+    add_direction_option,
+    add_measures_option,
+    direction_option,
+)
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 
 __all__ = ["FAILED", "add", "run"]
@@ -49,6 +56,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         help="metric strings, e.g. -m ndcg@10 recall@20 (repeatable)",
     )  # fmt: skip
     add_measures_option(command)
+    add_direction_option(command)
     command.add_argument("--baseline", required=True, help="the system in production")
     command.add_argument(
         "--margin", type=float, required=True,
@@ -65,6 +73,32 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command, by=[], interactions=None, items=None)
     return command
+
+
+def _rule(args: argparse.Namespace, result: pl.DataFrame) -> str:
+    """The decision rule in words, with each metric's direction."""
+    level = f"{100 * (1 - args.alpha):g}%"
+    m = f"{args.margin:g}"
+    ways = result.select("metric", "direction").unique(maintain_order=True)
+    higher = [row[0] for row in ways.iter_rows() if row[1] == "higher"]
+    lower = [row[0] for row in ways.iter_rows() if row[1] == "lower"]
+    sides = "; ".join(
+        part
+        for part in (
+            f"higher is better: {', '.join(higher)}" if higher else "",
+            f"lower is better: {', '.join(lower)}" if lower else "",
+        )
+        if part
+    )
+    return (
+        f"decision rule: a system passes a metric when it is shown non-inferior to "
+        f"{args.baseline}, no worse by more than {m} in the metric's better direction ({sides}): "
+        f"the one-sided paired t-test rejects H0 mean(system - {args.baseline}) <= -{m} where "
+        f"higher is better, >= +{m} where lower is, at alpha = {args.alpha:g} (equivalently, "
+        f"the {level} confidence bound of the mean difference on the worse side is within the "
+        f"margin); the gate passes when every system passes every metric (no correction is "
+        f"needed when all must pass)."
+    )
 
 
 def _number(value: float | None, digits: int = 6) -> str:
@@ -99,27 +133,23 @@ def run(args: argparse.Namespace) -> int:
         hypothesis="noninferiority", margin=args.margin, alpha=args.alpha,
         ci=1 - 2 * args.alpha, correction="none", user=args.user, item=args.item,
         rank=args.rank, score=args.score, relevance=args.relevance,
-        **api_options(args, CONVENTIONS),
+        direction=direction_option(args.direction), **api_options(args, CONVENTIONS),
     )  # fmt: skip
     tested = result.filter(pl.col("n_paired").is_not_null())
-    level = f"{100 * (1 - args.alpha):g}%"
-    sys.stdout.write(
-        f"decision rule: a system passes a metric when it is shown non-inferior to "
-        f"{args.baseline}: the one-sided paired t-test rejects H0 mean(system - "
-        f"{args.baseline}) <= -{args.margin:g} at alpha = {args.alpha:g} (equivalently, the "
-        f"{level} lower confidence bound of the mean difference is above -{args.margin:g}); "
-        f"the gate passes when every system passes every metric (no correction is needed "
-        f"when all must pass).\n"
-    )
+    sys.stdout.write(_rule(args, result) + "\n")
     failed = 0
     for row in tested.iter_rows(named=True):
         passed = bool(row["significant"])
         failed += not passed
         verdict = "PASS non-inferior" if passed else "FAIL not shown non-inferior"
+        # the bound on the worse side: the lower end where higher is better, the upper end
+        # where lower is
+        lower = row["direction"] == "lower"
+        bound = row["diff_ci_high"] if lower else row["diff_ci_low"]
         sys.stdout.write(
-            f"{row['system']}\t{row['metric']}\tdiff {_number(row['diff'])}\t"
-            f"lower bound {_number(row['diff_ci_low'])}\tp {_fmt_p(row['p_value'])}\t"
-            f"n {row['n_paired']}\t{verdict}\n"
+            f"{row['system']}\t{row['metric']}\t{row['direction']} is better\t"
+            f"diff {_number(row['diff'])}\t{'upper' if lower else 'lower'} bound "
+            f"{_number(bound)}\tp {_fmt_p(row['p_value'])}\tn {row['n_paired']}\t{verdict}\n"
         )
     total = tested.height
     overall = "PASS" if not failed else "FAIL"

@@ -19,7 +19,7 @@ from polars_rankmetrics.sample import sample_data
 from tests.conftest import Backend
 
 COLUMNS = [
-    "system", "metric", "n", "mean", "ci_low", "ci_high", "n_paired", "diff", "diff_ci_low",
+    "system", "metric", "direction", "n", "mean", "ci_low", "ci_high", "n_paired", "diff", "diff_ci_low",
     "diff_ci_high", "effect_size", "p_value", "p_adjusted", "significant",
     "wins", "ties", "losses", "test", "hypothesis", "margin", "correction", "alpha", "ci",
     "ci_method", "n_resamples",
@@ -420,7 +420,7 @@ def test_report_formats(sample: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     assert "‡" in lines["random"]
     assert "†" in lines["two_tower"]
     assert "†" not in lines["popularity"]
-    assert "significantly above popularity" in markdown
+    assert "significantly better than popularity" in markdown
     assert rep._repr_markdown_() == markdown
     assert "<table>" in rep._repr_html_()
     latex = prm.report(cmp, format="latex", digits=2)
@@ -428,7 +428,9 @@ def test_report_formats(sample: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     assert r"item\_knn" in latex
     assert r"\textsuperscript{\ddag}" in latex
     assert "popularity & 0.12 [0.09, 0.16]" in latex
-    assert prm.report(cmp, format="csv").splitlines()[0].startswith("system,metric,n,mean")
+    assert (
+        prm.report(cmp, format="csv").splitlines()[0].startswith("system,metric,direction,n,mean")
+    )
     with pytest.raises(ValueError, match="unknown format"):
         prm.report(cmp, format="pdf")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="column"):

@@ -42,12 +42,14 @@ def test_one_sided_p_values_equal_scipy_and_statsmodels(case: tuple) -> None:
     a, b, margin = case
     frame = _pair(a, b)
     d = a - b
-    superiority = prm.compare_per_user(frame, baseline="old", hypothesis="superiority")
+    superiority = prm.compare_per_user(
+        frame, baseline="old", direction="higher", hypothesis="superiority"
+    )
     assert superiority.item(1, "p_value") == pytest.approx(
         stats.ttest_rel(a, b, alternative="greater").pvalue, rel=1e-9
     )
     noninferiority = prm.compare_per_user(
-        frame, baseline="old", hypothesis="noninferiority", margin=margin
+        frame, baseline="old", direction="higher", hypothesis="noninferiority", margin=margin
     )
     assert noninferiority.item(1, "p_value") == pytest.approx(
         stats.ttest_1samp(d, -margin, alternative="greater").pvalue, rel=1e-9
@@ -56,12 +58,12 @@ def test_one_sided_p_values_equal_scipy_and_statsmodels(case: tuple) -> None:
     t = (d.mean() + margin) / (d.std(ddof=1) / np.sqrt(d.size))
     assert noninferiority.item(1, "p_value") == pytest.approx(stats.t.sf(t, d.size - 1), rel=1e-9)
     equivalence = prm.compare_per_user(
-        frame, baseline="old", hypothesis="equivalence", margin=margin
+        frame, baseline="old", direction="higher", hypothesis="equivalence", margin=margin
     )
     assert equivalence.item(1, "p_value") == pytest.approx(
         ttost_paired(a, b, -margin, margin)[0], rel=1e-9
     )
-    default = prm.compare_per_user(frame, baseline="old")
+    default = prm.compare_per_user(frame, baseline="old", direction="higher")
     assert default.item(1, "p_value") == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
 
 
@@ -70,7 +72,7 @@ def test_decisions_by_hand() -> None:
     a = np.array([0.51, 0.49, 0.52, 0.5])
     b = np.array([0.5, 0.5, 0.5, 0.5])
     result = prm.compare_per_user(
-        _pair(a, b), baseline="old", hypothesis="noninferiority", margin=0.01
+        _pair(a, b), baseline="old", direction="higher", hypothesis="noninferiority", margin=0.01
     )
     row = result.row(1, named=True)
     # t = (0.005 + 0.01) / 0.006455 = 2.32379 on 3 df: p = 0.051364
@@ -90,9 +92,11 @@ def test_zero_variance_decisions() -> None:
         ("equivalence", 0.3, 0.0),
     ]
     for hypothesis, margin, p in cases:
-        result = prm.compare_per_user(frame, baseline="old", hypothesis=hypothesis, margin=margin)
+        result = prm.compare_per_user(
+            frame, baseline="old", direction="higher", hypothesis=hypothesis, margin=margin
+        )
         assert result.item(1, "p_value") == p, (hypothesis, margin)
-    flipped = prm.compare_per_user(_pair(b, a), baseline="old", hypothesis="noninferiority",
+    flipped = prm.compare_per_user(_pair(b, a), baseline="old", direction="higher", hypothesis="noninferiority",
                                    margin=0.2)  # fmt: skip
     assert flipped.item(1, "p_value") == 1.0  # d = -m exactly: H0's boundary
 
@@ -128,19 +132,25 @@ def test_several_baselines_form_one_family() -> None:
 def test_bad_decisions_are_refused() -> None:
     frame = _pair(np.array([0.1, 0.2]), np.array([0.2, 0.1]))
     with pytest.raises(ValueError, match="needs margin="):
-        prm.compare_per_user(frame, baseline="old", hypothesis="noninferiority")
+        prm.compare_per_user(frame, baseline="old", direction="higher", hypothesis="noninferiority")
     with pytest.raises(ValueError, match=r"margin=0\.01 applies only"):
-        prm.compare_per_user(frame, baseline="old", margin=0.01)
+        prm.compare_per_user(frame, baseline="old", direction="higher", margin=0.01)
     with pytest.raises(ValueError, match="above 0"):
-        prm.compare_per_user(frame, baseline="old", hypothesis="equivalence", margin=0)
+        prm.compare_per_user(
+            frame, baseline="old", direction="higher", hypothesis="equivalence", margin=0
+        )
     with pytest.raises(ValueError, match="finite number >= 0"):
-        prm.compare_per_user(frame, baseline="old", hypothesis="equivalence", margin=-1.0)
+        prm.compare_per_user(
+            frame, baseline="old", direction="higher", hypothesis="equivalence", margin=-1.0
+        )
     with pytest.raises(ValueError, match="use test='t'"):
-        prm.compare_per_user(frame, baseline="old", hypothesis="superiority", test="wilcoxon")
+        prm.compare_per_user(
+            frame, baseline="old", direction="higher", hypothesis="superiority", test="wilcoxon"
+        )
     with pytest.raises(ValueError, match="unknown hypothesis 'better'"):
-        prm.compare_per_user(frame, baseline="old", hypothesis="better")  # type: ignore[arg-type]
+        prm.compare_per_user(frame, baseline="old", direction="higher", hypothesis="better")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="tolerance must be a number"):
-        prm.compare_per_user(frame, baseline="old", tolerance="0")  # type: ignore[arg-type]
+        prm.compare_per_user(frame, baseline="old", direction="higher", tolerance="0")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"baseline \['old', 'old'\] names a system twice"):
         prm.compare_per_user(frame, baseline=["old", "old"])
     with pytest.raises(ValueError, match="baseline 'x' is not one of the systems"):

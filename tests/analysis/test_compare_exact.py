@@ -41,9 +41,9 @@ def test_wilcoxon_ranks_differences_equal_on_paper_as_ties() -> None:
         broken = stats.wilcoxon(floats).pvalue
     assert broken == pytest.approx(0.046875)  # what ranking the raw floats gives
     assert expected == pytest.approx(0.078125)
-    row = prm.compare_per_user(_scores(NEW, OLD), baseline="old", test="wilcoxon").row(
-        1, named=True
-    )
+    row = prm.compare_per_user(
+        _scores(NEW, OLD), baseline="old", direction="higher", test="wilcoxon"
+    ).row(1, named=True)
     assert row["p_value"] == pytest.approx(expected, rel=1e-12)
     assert row["significant"] is False
     assert (row["wins"], row["ties"], row["losses"]) == (6, 0, 1)
@@ -53,13 +53,19 @@ def test_a_difference_the_same_for_every_user_has_no_effect_size() -> None:
     # d = 0.3 - 0.1 (0.19999999999999998) or 0.2 - 0.0 (0.2): 0.2 for every user on paper
     new, old = [0.3, 0.2, 0.3, 0.2, 0.3], [0.1, 0.0, 0.1, 0.0, 0.1]
     for test in ("t", "wilcoxon", "randomization"):
-        row = prm.compare_per_user(_scores(new, old), baseline="old", test=test).row(1, named=True)
+        row = prm.compare_per_user(
+            _scores(new, old), baseline="old", direction="higher", test=test
+        ).row(1, named=True)
         assert row["effect_size"] is None, test
         assert row["diff"] == row["diff_ci_low"] == row["diff_ci_high"] == 0.2, test
         assert (row["wins"], row["ties"], row["losses"]) == (5, 0, 0)
-    t = prm.compare_per_user(_scores(new, old), baseline="old").row(1, named=True)
+    t = prm.compare_per_user(_scores(new, old), baseline="old", direction="higher").row(
+        1, named=True
+    )
     assert t["p_value"] == 0.0  # the documented zero-variance rule of the t-test
-    wilcoxon = prm.compare_per_user(_scores(new, old), baseline="old", test="wilcoxon")
+    wilcoxon = prm.compare_per_user(
+        _scores(new, old), baseline="old", direction="higher", test="wilcoxon"
+    )
     assert wilcoxon.item(1, "p_value") == pytest.approx(2 / 2**5)  # every sign the same
 
 
@@ -67,7 +73,9 @@ def test_systems_equal_on_paper_are_identical() -> None:
     # 0.3 against 0.1 + 0.2 (0.30000000000000004): d = 0 on paper for every user
     new, old = [0.3, 0.6, 0.3], [0.1 + 0.2, 0.2 + 0.4, 0.1 + 0.2]
     for test in ("t", "wilcoxon", "randomization"):
-        row = prm.compare_per_user(_scores(new, old), baseline="old", test=test).row(1, named=True)
+        row = prm.compare_per_user(
+            _scores(new, old), baseline="old", direction="higher", test=test
+        ).row(1, named=True)
         assert row["p_value"] == 1.0, test
         assert row["diff"] == 0.0
         assert row["effect_size"] is None
@@ -77,7 +85,10 @@ def test_systems_equal_on_paper_are_identical() -> None:
 def test_tolerance_counts_on_the_grid() -> None:
     # 0.4 - 0.3 = 0.10000000000000003 in floats: a tie at tolerance 0.1 on paper
     row = prm.compare_per_user(
-        _scores([0.4, 0.9, 0.0], [0.3, 0.5, 0.25]), baseline="old", tolerance=0.1
+        _scores([0.4, 0.9, 0.0], [0.3, 0.5, 0.25]),
+        baseline="old",
+        direction="higher",
+        tolerance=0.1,
     ).row(1, named=True)
     assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)
 

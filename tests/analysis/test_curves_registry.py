@@ -1,6 +1,6 @@
 """``curves`` over the registry: every measure with a cutoff, equal to ``evaluate`` at every k.
 
-Generic over :func:`polars_rankmetrics._measures.all_measures`: a measure
+Generic over :func:`polars_rankmetrics._measures.builtin_measures`: a measure
 added to the registry with a cutoff is drawn and checked here without
 editing this file.
 """
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._measures import all_measures
+from polars_rankmetrics._measures import builtin_measures
 
 from .._subprocess import assert_runs
 
@@ -25,14 +25,14 @@ HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
 # equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
-CUTOFF = [m for m in all_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
-LISTS = [m.name for m in all_measures() if "beyond_accuracy" in m.inputs]
+CUTOFF = [m for m in builtin_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
+LISTS = [m.name for m in builtin_measures() if "beyond_accuracy" in m.inputs]
 # the training history the debiased measures estimate their propensities from (items of
 # several popularities, one never seen: its weight is the clip's)
 HISTORY = pl.DataFrame(
     {"user": [1, 1, 2, 3, 3, 3, 7, 8], "item": ["a", "b", "a", "a", "c", "e", "a", "b"]}
 )
-NO_CUTOFF = [m.name for m in all_measures() if m.cutoff == "none"]
+NO_CUTOFF = [m.name for m in builtin_measures() if m.cutoff == "none"]
 # each measure by its name (the parameters' defaults), and parameters written out
 LABELS = [m.name for m in CUTOFF] + ["rbp(p=0.9)", "err(max_grade=4)", "fbeta(beta=2)"]
 CONVENTIONS = {
@@ -109,7 +109,7 @@ def _assert_equal(
 
 def test_every_measure_with_a_cutoff_is_covered() -> None:
     names = {label.split("(")[0] for label in LABELS}
-    assert {m.name for m in all_measures() if m.cutoff != "none"} == names | set(LISTS)
+    assert {m.name for m in builtin_measures() if m.cutoff != "none"} == names | set(LISTS)
     # the ones curves turned away before its hooks
     assert {"err", "rbp", "judged", "gm_map", "fbeta", "n_relevant_retrieved"} <= names
 

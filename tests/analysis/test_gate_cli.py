@@ -46,7 +46,7 @@ def test_fails_with_status_1_and_says_why(files: tuple) -> None:
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("decision rule: a system passes a metric when it is shown")
-    assert "<= -0.005 at alpha = 0.05" in lines[0]
+    assert "<= -0.005 where higher is better, >= +0.005 where lower is, at alpha = 0.05" in lines[0]
     rows = [line.split("\t") for line in lines[1:-1]]
     assert [(row[0], row[1]) for row in rows] == [
         ("item_knn", "ndcg@10"), ("random", "ndcg@10"), ("two_tower", "ndcg@10"),
@@ -63,9 +63,10 @@ def test_fails_with_status_1_and_says_why(files: tuple) -> None:
     lower = d.mean() - stats.t.ppf(0.95, d.size - 1) * se
     p = stats.ttest_1samp(d, -0.005, alternative="greater").pvalue
     row = rows[2]
-    assert float(row[2].split()[1]) == pytest.approx(d.mean(), abs=1e-6)
-    assert float(row[3].split()[2]) == pytest.approx(lower, abs=1e-6)
-    assert float(row[4].split()[1]) == pytest.approx(p, rel=1e-3)
+    assert row[2] == "higher is better"
+    assert float(row[3].split()[1]) == pytest.approx(d.mean(), abs=1e-6)
+    assert float(row[4].split()[2]) == pytest.approx(lower, abs=1e-6)
+    assert float(row[5].split()[1]) == pytest.approx(p, rel=1e-3)
     assert row[-1] == "PASS non-inferior"
 
 

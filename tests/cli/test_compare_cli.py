@@ -37,7 +37,7 @@ def test_markdown_report_by_default(
     lines = out.splitlines()
     assert lines[0] == "| system | map@10 | ndcg@10 |"
     assert any(line.startswith("| random |") and "‡" in line for line in lines)
-    assert "significantly above popularity" in out
+    assert "significantly better than popularity" in out
 
 
 def test_csv_and_json_print_the_comparison(
@@ -47,7 +47,7 @@ def test_csv_and_json_print_the_comparison(
     args = ["compare", recs, truth, "-m", "mrr@10", "--score", "score", "--baseline", "random"]
     assert main([*args, "--format", "csv", "--test", "wilcoxon"]) == 0
     frame = pl.read_csv(capsys.readouterr().out.encode())
-    assert frame.columns[:3] == ["system", "metric", "n"]
+    assert frame.columns[:4] == ["system", "metric", "direction", "n"]
     assert frame.height == 4
     assert main([*args, "--format", "json", "--correction", "bh"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -19,7 +19,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
-from polars_rankmetrics._measures import all_measures
+from polars_rankmetrics._measures import builtin_measures
 from polars_rankmetrics.cli import main
 from polars_rankmetrics.ranking import Ties
 
@@ -46,7 +46,7 @@ FRAMES = {"recs": RECS, "truth": TRUTH, "interactions": INTERACTIONS, "items": I
 
 # every registered measure, with a cutoff where it takes one; the side files give the list
 # measures their interactions, catalog and categories, so none is left out
-METRICS = [m.name if m.cutoff == "none" else f"{m.name}@{K}" for m in all_measures()]
+METRICS = [m.name if m.cutoff == "none" else f"{m.name}@{K}" for m in builtin_measures()]
 OPTIONS = ["--score", "score", "--relevance", "rel", "--category", "genre", "--group", "genre"]
 
 # a layout: each file's format and, for Parquet, the dtype its ids are written in
@@ -211,7 +211,7 @@ def test_compare_reads_ids_by_the_same_rule(
 ) -> None:
     metrics = [
         label
-        for label, measure in zip(METRICS, all_measures(), strict=True)
+        for label, measure in zip(METRICS, builtin_measures(), strict=True)
         if measure.aggregation == "mean"
     ]
     # two systems: the second scores every item the same, so its list is the tie order

@@ -101,7 +101,7 @@ def test_compare_and_gate_read_it_too(files: dict[str, str], tmp_path: Path) -> 
     # b gains 1 on user 1 and loses 1 on user 2: mean 0, but two users cannot show it
     # no worse than -0.5 (p = 0.25): the gate fails, exit status 1
     assert status == 1, err
-    assert "first_hit_credit@2\tdiff +0.000000" in out
+    assert "first_hit_credit@2\thigher is better\tdiff +0.000000" in out
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis._direction import GivenDirection
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
 from polars_rankmetrics.options import EvaluateOptions, Unpack
@@ -98,12 +99,14 @@ class _RankNamespace(Generic[FrameT]):
         hypothesis: _stats.Hypothesis = "difference",
         margin: float | None = None,
         tolerance: float = 0.0,
+        direction: GivenDirection = None,
         **options: Unpack[EvaluateOptions],
     ) -> FrameT:
         return _compare(
             self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
             ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance, **options,
+            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance,
+            direction=direction, **options,
         )  # fmt: skip
 
     def curves(

@@ -67,6 +67,7 @@ from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis._direction import GivenDirection
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
 
@@ -425,12 +426,14 @@ class _FrameRank:
         hypothesis: _stats.Hypothesis = "difference",
         margin: float | None = None,
         tolerance: float = 0.0,
+        direction: GivenDirection = None,
         **options: Unpack[EvaluateOptions],
     ) -> pd.DataFrame:
         return _compare(
             self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
             ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance, **options,
+            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance,
+            direction=direction, **options,
         )  # fmt: skip
 
     def curves(

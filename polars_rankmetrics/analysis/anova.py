@@ -6,7 +6,6 @@ from typing import TypeVar, cast
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
@@ -120,6 +119,8 @@ def anova(scores: FrameT, metric: str, *, system: str = "model", user: str = "us
     ms_residual = ss_residual / df_residual
 
     def test(ms: float, df: int) -> tuple[float | None, float | None]:
+        from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
         if ms_residual == 0:
             return None, None
         f = ms / ms_residual

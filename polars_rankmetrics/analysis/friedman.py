@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
@@ -144,6 +143,8 @@ def friedman(
             f"friedman needs at least 2 systems and 2 {block} blocks with a value for every "
             f"system; found {len(systems)} system(s) and {n} such block(s)"
         )
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     grid = np.vstack([_stats.on_grid(row, float(np.abs(row).max())) for row in table])
     ranks = stats.rankdata(-grid, axis=1)  # rank 1 = the highest value, ties averaged
     mean_ranks = ranks.mean(axis=0)

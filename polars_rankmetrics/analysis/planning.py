@@ -8,7 +8,6 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis._frames import complete_table, read_scores
@@ -20,6 +19,8 @@ FrameT = TypeVar("FrameT")
 
 def _power(n: int, effect_size: float, alpha: float) -> float:
     """Power of the two-sided paired t-test with n pairs (as statsmodels' ``TTestPower``)."""
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     df = n - 1
     critical = float(stats.t.isf(alpha / 2, df))
     noncentrality = effect_size * math.sqrt(n)
@@ -30,6 +31,8 @@ def _power(n: int, effect_size: float, alpha: float) -> float:
 
 def _smallest_n(effect_size: float, alpha: float, power: float) -> int:
     """The smallest n >= 2 whose power reaches ``power``: from the normal guess, step by one."""
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     guess = ((stats.norm.isf(alpha / 2) + stats.norm.ppf(power)) / effect_size) ** 2
     n = max(2, math.ceil(float(guess)))
     while _power(n, effect_size, alpha) < power:

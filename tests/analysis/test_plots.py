@@ -303,6 +303,41 @@ def test_comparison_with_other_by_columns(comparison: pl.DataFrame, tmp_path: Pa
     assert "ndcg@10 | fold=2" in panels
 
 
+@pytest.mark.parametrize(
+    ("baseline", "title", "pairs"),
+    [
+        (None, "Every pair of systems compared", 6),
+        (["random", "popularity"], "Systems compared with the baselines 'popularity', 'random'", 5),
+    ],
+)
+def test_comparison_of_every_pair(
+    sample, baseline: list[str] | None, title: str, pairs: int, tmp_path: Path
+) -> None:
+    # compare(...) without a baseline, a notebook's first call: a `baseline` column names
+    # each row's other system; the chart failed in to_dict() on those labels
+    compared = prm.compare(
+        sample.recs, sample.truth, ["ndcg@10", "recall@20"], score="score", relevance="rel",
+        baseline=baseline,
+    )  # fmt: skip
+    spec = render(plot_comparison(compared), tmp_path / "pairs.png")
+    assert spec["title"]["text"] == title
+    means, diffs = (
+        next(values for values in spec["datasets"].values() if values and test(values[0]))
+        for test in (lambda row: "zero" not in row, lambda row: "zero" in row)
+    )
+    # every system's mean once per metric, every pair's difference as "system - other"
+    assert sorted((row["metric"], row["system"]) for row in means) == sorted(
+        (metric, model) for metric in ("ndcg@10", "recall@20") for model in MODELS
+    )
+    assert len(diffs) == 2 * pairs
+    assert all(row["_row"] == f"{row['system']} - {row['baseline']}" for row in diffs)
+    assert "item_knn - popularity" in {row["_row"] for row in diffs}
+    assert all(row["diff"] is not None for row in diffs)
+    assert "baseline" not in [
+        node["mark"].get("text") for node in walk(spec) if isinstance(node.get("mark"), dict)
+    ]
+
+
 def test_distribution_without_zeros_draws_only_the_boxes(tmp_path: Path) -> None:
     # novelty is never 0: an all-empty "users at 0" panel would say nothing
     per_user = pl.DataFrame(

@@ -495,3 +495,10 @@ def test_trec_charts_say_queries(tmp_path: Path) -> None:
     assert "share of queries with map = 0" in titles
     assert "mean over queries" in titles
     assert not [title for title in titles if "user" in title]
+
+
+def test_every_chart_is_at_the_top_level() -> None:
+    # prm.plot_curves(...) as prm.plot_critical_difference(...): no deep import to find
+    for name in plots.__all__:
+        assert name in prm.__all__, name
+        assert getattr(prm, name) is getattr(plots, name)

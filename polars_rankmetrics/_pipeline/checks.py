@@ -39,11 +39,20 @@ def check_recs_schema(schema: pl.Schema, spec: RecsSpec) -> None:
     v.check_literal(spec.duplicates, DUPLICATES, name="duplicates")
     roles = {"user": spec.user, "item": spec.item}
     roles.update({f"by[{i}]": name for i, name in enumerate(spec.by)})
+    advice = {}
     if spec.score is not None:
         roles["score"] = spec.score
     else:
         roles["rank"] = spec.rank
-    v.require_columns(schema, roles, frame="recs")
+        # the commonest first call: scores and no ranks, with no score= to say so
+        scores = v.score_columns(schema, taken=[spec.user, spec.item, *spec.by])
+        if scores:
+            advice["rank"] = (
+                f"{v.shorten(scores[0])} looks like a score: pass score={v.shorten(scores[0])} "
+                "to rank each user's items by it (highest first), or rank=... to name a column "
+                "of positions"
+            )
+    v.require_columns(schema, roles, frame="recs", advice=advice)
     if spec.score is not None:
         v.require_numeric(schema, spec.score, frame="recs", role="score")
     else:

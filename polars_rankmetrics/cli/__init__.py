@@ -33,6 +33,7 @@ from polars_rankmetrics.cli._common import (
     CliError,
     Parser,
     cli_words,
+    file_words,
     one_line,
     progress,
     shows_progress,
@@ -133,15 +134,33 @@ def _run(args: argparse.Namespace, name: str) -> int:
         except Exception as error:  # every failure is one line, never a traceback
             for warning in caught:
                 warn(name, str(warning.message))
-            message = cli_words(one_line(error), args.command_parser)
+            message = _words(one_line(error), args)
             if not isinstance(error, (CliError, ValueError, TypeError, OSError, PolarsError)):
                 message = f"{type(error).__name__}: {message}"
             print(f"rankmetrics {name}: error: {message}", file=sys.stderr)
             return 2
     for warning in caught:
-        warn(name, cli_words(str(warning.message), args.command_parser))
+        warn(name, _words(str(warning.message), args))
     progress(args, name, f"done in {time.perf_counter() - args.started:.1f} s")
     return status
+
+
+def _words(message: str, args: argparse.Namespace) -> str:
+    """A library message in the command's words: its options and its files' names."""
+    return file_words(cli_words(message, args.command_parser), _files_by_role(args))
+
+
+def _files_by_role(args: argparse.Namespace) -> dict[str, str]:
+    """The file each frame of the library (``recs``, ``truth``...) was read from."""
+    files: dict[str, str] = {}
+    given = getattr(args, "files", None)  # compare: RECS [TRUTH], unless --trec
+    if isinstance(given, list) and given and not getattr(args, "trec", False):
+        files.update(zip(("recs", "truth"), given, strict=False))
+    for role in ("recs", "truth", "interactions", "items"):
+        path = getattr(args, role, None)
+        if isinstance(path, str):
+            files[role] = path
+    return files
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@
 * :func:`check_output`, :func:`write_frame`: never write over an input, a
   directory or an unknown format; the format follows the extension.
 * :func:`show`: a result on stdout as a table, CSV, TSV, JSON or NDJSON.
-* :func:`cli_words`: advice written for the Python API (``duplicates='first'``)
-  rewritten in the command's own words (``--duplicates first``).
+* :func:`cli_words`, :func:`file_words`: advice written for the Python API
+  (``duplicates='first'``, ``recs is missing ...``) rewritten in the command's own
+  words (``--duplicates first``, ``recs.parquet is missing ...``).
 * :func:`warn_if_few_ids_match`: the overlap warning of
   :mod:`polars_rankmetrics._pipeline.overlap`, on stderr.
 """
@@ -44,6 +45,7 @@ __all__ = [
     "check_input",
     "check_output",
     "cli_words",
+    "file_words",
     "ids_as_text",
     "one_line",
     "progress",
@@ -99,38 +101,82 @@ def progress(args: argparse.Namespace, command: str, message: str) -> None:
 
 # ---------------------------------------------------------------- advice in CLI words
 
-_ASSIGNMENT = re.compile(r"\b([a-z][a-z_]*)=(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+))")
+_ASSIGNMENT = re.compile(
+    r"\b([a-z][a-z_]*)(?:\[\d+\])?="
+    r"(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+)|(?=[\s),;]|$))"
+)
+# phrases of library advice and their command-line form
+_PHRASES = {
+    "with the keyword of that role": "with the option of that role",
+    "(it may be None only when": "(it may be left out only when",
+}
 
 
 def cli_words(message: str, parser: argparse.ArgumentParser) -> str:
     """Rewrite ``name='value'`` advice as the option of ``parser`` that sets ``name``.
 
     Library messages speak Python (``pass duplicates='first'``); on the
-    command line the same advice reads ``pass --duplicates first``. Names the
-    parser has no option for are left as they are.
+    command line the same advice reads ``pass --duplicates first``. A bare
+    ``name=`` becomes the option alone (``(system=)``: ``(--system)``), an
+    item of a list keyword its option (``by[0]='model'``: ``--by model``),
+    and a keyword the command takes as a file (``pass truth=``) says so
+    (``pass a truth file``). Names the parser has no option for are left as
+    they are.
 
     Examples
     --------
     >>> parser = Parser(prog="demo")
     >>> _ = parser.add_argument("--users-without-recs")
+    >>> _ = parser.add_argument("--by", nargs="+")
+    >>> _ = parser.add_argument("truth")
     >>> cli_words("pass users_without_recs='exclude' or k=3", parser)
     'pass --users-without-recs exclude or k=3'
+    >>> cli_words("column 'model' for by[0]='model'; pass truth= (it may be None only when", parser)
+    "column 'model' for --by model; pass a truth file (it may be left out only when"
     """
     flags: dict[str, str] = {}
+    files: set[str] = set()
     for action in parser._actions:
         longest = max(action.option_strings, key=len, default=None)
         if longest is not None:
             flags[action.dest] = longest
             flags.setdefault(longest.lstrip("-").replace("-", "_"), longest)
+        elif action.dest != "command":
+            files.add(action.dest)
 
     def replace(match: re.Match[str]) -> str:
-        flag = flags.get(match[1])
+        name = match[1]
+        value = next((group for group in match.groups()[1:] if group is not None), None)
+        flag = flags.get(name)
         if flag is None:
-            return match[0]
-        value = next(group for group in match.groups()[1:] if group is not None)
-        return f"{flag} {value}"
+            return f"a {name} file" if value is None and name in files else match[0]
+        return flag if value is None else f"{flag} {value}"
 
-    return _ASSIGNMENT.sub(replace, message)
+    message = _ASSIGNMENT.sub(replace, message)
+    for phrase, words in _PHRASES.items():
+        message = message.replace(phrase, words)
+    return message
+
+
+def file_words(message: str, files: Mapping[str, str]) -> str:
+    """Name the files where a library message names its frames (``recs``, ``truth``...).
+
+    ``files`` maps a frame's name in the library (``"recs"``) to the file the
+    command read it from. A message that starts with the frame's name, and
+    every ``recs column ...``, then names the file.
+
+    Examples
+    --------
+    >>> file_words("recs is missing column 'rank'", {"recs": "recs.parquet"})
+    "recs.parquet is missing column 'rank'"
+    >>> file_words("truth column 'rel' (relevance) has 2 NaN value(s)", {"truth": "t.csv"})
+    "t.csv column 'rel' (relevance) has 2 NaN value(s)"
+    """
+    for role, path in files.items():
+        name = path.replace("\\", "\\\\")  # a replacement string reads backslashes
+        message = re.sub(rf"^{role}(?= )", name, message)
+        message = re.sub(rf"\b{role} column\b", f"{name} column", message)
+    return message
 
 
 # ---------------------------------------------------------------- input files

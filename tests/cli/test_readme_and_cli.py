@@ -91,7 +91,7 @@ def test_bad_input_is_one_clear_line(files, capsys: pytest.CaptureFixture[str]) 
         main(["evaluate", str(recs_path), str(truth_path), "-m", "map@10", "--score", "scor"]) == 2
     )
     error = capsys.readouterr().err
-    assert error.startswith("rankmetrics evaluate: error: recs is missing column 'scor'")
+    assert error.startswith(f"rankmetrics evaluate: error: {recs_path} is missing column 'scor'")
     assert "Traceback" not in error
 
 

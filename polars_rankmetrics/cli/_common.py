@@ -444,12 +444,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(path: str, *, inputs: Sequence[str], option: str) -> Path:
+def check_output(
+    path: str,
+    *,
+    inputs: Sequence[str],
+    option: str,
+    formats: Mapping[str, str] = OUTPUT_FORMATS,
+) -> Path:
     """Refuse an output path before any work: an input, a directory, unwritable, unknown type.
 
     ``inputs`` are the command's input files (compared after resolving links
     and relative parts, so ``./truth.csv`` is ``truth.csv``); ``option`` names
-    the option in messages.
+    the option in messages; ``formats`` maps the extensions the option writes
+    to their formats (by default those of :func:`write_frame`).
     """
     file = Path(path)
     for source in inputs:
@@ -458,8 +465,8 @@ def check_output(path: str, *, inputs: Sequence[str], option: str) -> Path:
     if file.is_dir():
         raise CliError(f"{option} {path}: is a directory; give a file name")
     suffix = file.suffix.lower()
-    if suffix not in OUTPUT_FORMATS:
-        known = ", ".join(sorted(OUTPUT_FORMATS))
+    if suffix not in formats:
+        known = ", ".join(sorted(formats))
         raise CliError(f"{option} {path}: unknown output type {suffix or '(none)'!r}; use {known}")
     parent = file.parent
     if not parent.is_dir():

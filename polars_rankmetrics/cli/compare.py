@@ -32,8 +32,10 @@ import polars as pl
 from polars_rankmetrics._measures import all_measures, lookup
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare
-from polars_rankmetrics.analysis.report import report
+from polars_rankmetrics.analysis.report import Format, report
 from polars_rankmetrics.cli._common import (
+    OUTPUT_FORMATS,
+    CliError,
     add_api_options,
     add_list_inputs,
     api_options,
@@ -48,8 +50,12 @@ from polars_rankmetrics.cli._common import (
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
 from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.options import DEFAULTS, ListInputs, names
 
-__all__ = ["add", "run"]
+__all__ = ["REPORT_FORMATS", "add", "run"]
+
+REPORT_FORMATS: dict[str, Format] = {".md": "markdown", ".tex": "latex", ".html": "html"}
+"""The extensions of ``--output`` that write the report (``prm.report``'s formats)."""
 
 
 def add(subparsers: Any) -> argparse.ArgumentParser:
@@ -110,8 +116,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument(
         "--output",
         metavar="PATH",
-        help="also write the comparison frame to PATH (.parquet, .csv, .tsv, .json, .ndjson); "
-        "never over an input file",
+        help="also write the comparison to PATH: the frame (.parquet, .csv, .tsv, .json, "
+        ".ndjson) or the report (.md, .tex, .html, as --format markdown, latex, html); never "
+        "over an input file",
     )
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command)
@@ -171,8 +178,38 @@ def _check_truthless(metrics: list[str]) -> None:
         )
 
 
+def _check_pairable(args: argparse.Namespace) -> None:
+    """Refuse a measure with no per-user values, advising the command that computes it."""
+    for label in args.metrics:
+        reason = lookup(parse_metric(label).name).unpaired_reason(label)
+        if reason is None:
+            continue
+        if args.trec:
+            instead = (
+                "rankmetrics evaluate on the runs written as one Parquet or CSV file with a "
+                f"model column: -m {label} --by model"
+            )
+        else:
+            instead = " ".join(_evaluate_words(args, label))
+        raise CliError(
+            f"compare cannot test {label!r}: {reason}; compute it per system with: {instead}"
+        )
+
+
+def _evaluate_words(args: argparse.Namespace, label: str) -> list[str]:
+    """``rankmetrics evaluate`` of one metric per system, with the options given here."""
+    words = ["rankmetrics", "evaluate", *args.files[:2], "-m", label, "--by", args.system]
+    words += args.by
+    for option in ("user", "item", "rank", "score", "relevance", *names(ListInputs)):
+        value = getattr(args, option, None)
+        if value is not None and value != DEFAULTS.get(option):
+            words += [f"--{option.replace('_', '-')}", str(value)]
+    return words
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare the systems the arguments name and print the report."""
+    _check_pairable(args)
     options: dict[str, Any] = {
         "baseline": args.baseline,
         "test": args.test,
@@ -192,9 +229,10 @@ def run(args: argparse.Namespace) -> int:
     if args.trec:
         options.setdefault("users_without_recs", "zero")
     inputs = [path for path in (*args.files, args.interactions, args.items) if path is not None]
-    output = (
-        None if args.output is None else check_output(args.output, inputs=inputs, option="--output")
-    )
+    output = None
+    if args.output is not None:
+        formats = {**OUTPUT_FORMATS, **REPORT_FORMATS}
+        output = check_output(args.output, inputs=inputs, option="--output", formats=formats)
     for path in (args.interactions, args.items):
         if path is not None:
             check_input(path)
@@ -226,9 +264,22 @@ def run(args: argparse.Namespace) -> int:
             **list_inputs(args, interactions, items),
         )  # fmt: skip
     if output is not None:
-        write_frame(result, output, option="--output")
+        _write(result, output, digits=args.digits)
     print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
     return 0
+
+
+def _write(result: pl.DataFrame, output: Path, *, digits: int) -> None:
+    """``--output``: the report where the extension names one of its formats, else the frame."""
+    kind = REPORT_FORMATS.get(output.suffix.lower())
+    if kind is None:
+        write_frame(result, output, option="--output")
+        return
+    text = str(report(result, format=kind, digits=digits)).rstrip("\n") + "\n"
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"--output {output}: cannot write: {error.strerror or error}") from None
 
 
 def _baseline(given: str | None, recs: pl.DataFrame, system: str) -> Any:

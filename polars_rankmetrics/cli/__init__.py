@@ -25,9 +25,11 @@ import time
 import warnings
 from collections.abc import Sequence
 
+import polars as pl
 from polars.exceptions import PolarsError
 
 from polars_rankmetrics._progress import logger
+from polars_rankmetrics._version import package_version
 from polars_rankmetrics.cli import compare, demo, evaluate, fuse, gate, kaggle, trec
 from polars_rankmetrics.cli._common import (
     CliError,
@@ -51,10 +53,17 @@ def build_parser() -> Parser:
     parser = Parser(
         prog="rankmetrics", description="Ranking metrics for recommendation and search results."
     )
+    parser.add_argument("--version", action="version", version=_version())
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.add(subparsers)
     return parser
+
+
+def _version() -> str:
+    """``rankmetrics --version``: the package's, with the Polars and Python it runs on."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"rankmetrics {package_version()} (polars {pl.__version__}, Python {python})"
 
 
 STDOUT_CLOSED = 141

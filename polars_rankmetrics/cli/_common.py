@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
@@ -32,6 +33,7 @@ import polars as pl
 
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
+from polars_rankmetrics.conventions import PRESETS, Conventions
 from polars_rankmetrics.options import DEFAULTS, EvaluateOptions, ListInputs, names
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "check_input",
     "check_output",
     "cli_words",
+    "convention_help",
     "file_words",
     "ids_as_text",
     "one_line",
@@ -566,24 +569,63 @@ def add_api_options(
     applies. Returns the ``dest`` names, to pass back with :func:`api_options`.
     """
     hints = typing.get_type_hints(EvaluateOptions)
+    described = convention_help()
     options = parser.add_argument_group(group)
     for name in names:
         hint = hints[name]
-        default = DEFAULTS[name]
         flag = "--" + name.replace("_", "-")
-        shown = "" if default is None else f" (default: {default})"
+        # argparse formats help with %: a literal one is doubled
+        text = described.get(name, f"see evaluate() (default: {DEFAULTS[name]})")
+        text = text.replace("%", "%%")
         kinds = _flatten(hint)
         choices = [kind for kind in kinds if isinstance(kind, str)]
         if choices:
-            options.add_argument(flag, choices=choices, help=f"see evaluate(){shown}")
+            options.add_argument(flag, choices=choices, help=text)
         elif float in kinds or int in kinds:
             numeric = float if float in kinds else int
-            options.add_argument(flag, type=numeric, help=f"see evaluate(){shown}")
+            options.add_argument(flag, type=numeric, help=text)
         else:  # pragma: no cover - a new kind of option needs a rule here
             raise TypeError(f"no command-line rule for option {name!r} of type {hint}")
         # the API's default applies unless the option is given
         parser.set_defaults(**{name: None})
     return list(names)
+
+
+def convention_help() -> dict[str, str]:
+    """One help text per convention option, from :class:`Conventions`' own attribute docs.
+
+    Each is the attribute's description in plain words (no reST quoting),
+    with the value of each preset: the docstring stays the one place a
+    convention is described.
+
+    Examples
+    --------
+    >>> print(convention_help()["duplicates"])
+    An item recommended twice in a list: error or first. (default: error; trec: error)
+    """
+    doc = inspect.getdoc(Conventions) or ""
+    section = doc.split("Attributes\n----------\n", 1)[1].split("\n\n", 1)[0]
+    described: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        if line and not line[0].isspace():
+            described[line.strip()] = []
+        elif described:
+            described[next(reversed(described))].append(line.strip())
+    helps = {}
+    for name, lines in described.items():
+        if name not in PRESETS["default"].__dataclass_fields__ or name == "preset":
+            continue
+        words = re.sub(r"``\"?([^`\"]*)\"?``", r"\1", " ".join(lines))
+        words = words.replace("None", "not given")  # an option left out is the API's None
+        values = "; ".join(
+            f"{preset}: {getattr(PRESETS[preset], name) or 'not given'}" for preset in PRESETS
+        )
+        helps[name] = f"{words} (default: {values.removeprefix('default: ')})"
+    helps["conventions"] = (
+        "the preset the conventions left out take their values from: default, or trec for "
+        "trec_eval's numbers (default: default)"
+    )
+    return helps
 
 
 def _flatten(hint: Any) -> list[Any]:

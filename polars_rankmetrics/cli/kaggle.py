@@ -33,16 +33,16 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("submission", help="submission CSV (wide: 'id,items'; long: one row each)")
     command.add_argument("solution", help="solution CSV (wide or long) or OTTO labels .jsonl")
     choice = command.add_mutually_exclusive_group(required=True)
-    # -m/--metrics as every other command names it; --metric as this one always did
+    # -m/--metrics as every other command names it; --metric as this one always did (unlisted)
     choice.add_argument(
         "-m",
         "--metrics",
-        "--metric",
         dest="metric",
         nargs="+",
         metavar="METRIC",
         help="the metric string, e.g. map@12, ndcg@5, recall@20 (one: a leaderboard's score)",
     )
+    choice.add_argument("--metric", dest="metric", nargs=1, help=argparse.SUPPRESS)
     choice.add_argument("--preset", choices=sorted(PRESETS), help="competition rules")
     command.add_argument("--layout", choices=_LAYOUTS, default="auto", help="submission layout")
     command.add_argument(

@@ -373,7 +373,10 @@ def test_csv_quoting_as_the_standard_says(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (b'customer_id,prediction\n00123,"0002 0001\n', r"<bytes>, line 2: malformed CSV quoting"),
+        (
+            b'customer_id,prediction\n00123,"0002 0001\n',
+            r"<submission bytes>, line 2: malformed CSV quoting",
+        ),
         (b'id,items\n1,A\n00123,"0002 0001\n5,B\n', r"line 3: "),
     ],
 )

@@ -25,7 +25,8 @@ import re
 import sys
 import time
 import typing
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -40,6 +41,7 @@ __all__ = [
     "DISPLAY_FORMATS",
     "OUTPUT_FORMATS",
     "CliError",
+    "IdTypeWarning",
     "Inputs",
     "Parser",
     "add_api_options",
@@ -50,6 +52,8 @@ __all__ = [
     "convention_help",
     "file_words",
     "ids_as_text",
+    "integers_as_written",
+    "is_text_file",
     "one_line",
     "progress",
     "read_frame",
@@ -329,44 +333,133 @@ def _common_integer(dtypes: Sequence[pl.DataType]) -> pl.DataType | None:
     return None if target == pl.String else target
 
 
+# an integer as a program writes one: no leading zero, sign only for a negative, no spaces
+_WRITTEN_INTEGER = r"^-?(?:0|[1-9][0-9]*)$"
+
+
+def integers_as_written(frame: pl.DataFrame, column: str) -> bool:
+    """Whether a text column holds integers written plainly, each within Int64.
+
+    ``"10"``, ``"-3"`` and ``"0"`` are; ``"00123"`` (a code whose zeros
+    matter), ``"+5"``, ``" 5"``, ``"1.0"`` and ``"9223372036854775808"`` are
+    not. Nulls are no evidence either way.
+
+    Examples
+    --------
+    >>> integers_as_written(pl.DataFrame({"item": ["2", "10", None]}), "item")
+    True
+    >>> integers_as_written(pl.DataFrame({"item": ["2", "00123"]}), "item")
+    False
+    """
+    values = frame.get_column(column).drop_nulls()
+    return bool(
+        values.str.contains(_WRITTEN_INTEGER).all()
+        and values.cast(pl.Int64, strict=False).null_count() == 0
+    )
+
+
+def is_text_file(path: str) -> bool:
+    """A CSV or TSV file (gzip-compressed or not): its ids are read as written, as text."""
+    return _input_format(Path(path))[0] in ("csv", "tsv")
+
+
+class IdTypeWarning(UserWarning):
+    """The files' formats decide how ids compare: some give numbers, some text."""
+
+
 def unify_ids(
-    files: Mapping[str, tuple[str, pl.DataFrame]], columns: Sequence[str]
+    files: Mapping[str, tuple[str, pl.DataFrame]],
+    columns: Sequence[str],
+    *,
+    written: Collection[str] = (),
+    ids: Collection[str] = (),
+    warn_text: bool = True,
 ) -> dict[str, pl.DataFrame]:
     """Give each id column one dtype in every file that has it: numbers or text.
 
     ``files`` maps a role (``"recs"``, ``"truth"``...) to the file's name (for
-    messages) and its frame; the frames come back under the same roles. A
-    column held by two or more files is compared
+    messages) and its frame; the frames come back under the same roles.
+    ``written`` names the roles read from text files (CSV/TSV, their ids read
+    as written); ``ids`` the columns that are ids even in one file alone (the
+    user and item: their order breaks ties). A column held by two or more
+    files, or one of ``ids``, is compared
 
     * **as numbers** when every file gives it as numbers: integers (a float
-      column of whole numbers counts as Int64, ``1.0`` is ``1``), cast to the
-      one integer dtype that holds them all exactly (Int32 and Int64: Int64;
-      UInt64 and Int64: Int128). Equal scores then break on the ids' values,
-      exactly as :func:`polars_rankmetrics.evaluate` does on the same frames;
+      column of whole numbers counts as Int64, ``1.0`` is ``1``) and the
+      text of a CSV/TSV file that writes integers plainly (``10``, not
+      ``00123``: :func:`integers_as_written`), as Polars' own CSV reader
+      reads them, cast to the one integer dtype that holds them all exactly
+      (Int32 and Int64: Int64; UInt64 and Int64: Int128). Equal scores then
+      break on the ids' values, whatever the files' formats, exactly as
+      :func:`polars_rankmetrics.evaluate` does on the same integers;
     * **as text** (:func:`ids_as_text`) in every file otherwise: a text file
-      (CSV/TSV ids are read as written, ``00123``), a string, categorical or
-      other column, numbers in one file and text in another, or integers no
+      with an id that is not a plain integer (``00123`` stays ``00123``), a
+      string, categorical or other column of a typed file, or integers no
       integer dtype holds together (UInt128 with a signed type). Equal scores
       then break on the text (``"9"`` above ``"10"`` under the default
-      ``item_desc`` rule).
+      ``item_desc`` rule). Where some file gave the column as numbers, an
+      :class:`IdTypeWarning` names the files (unless ``warn_text`` is off).
 
-    A column only one file has is left as it is (a label such as a model name).
+    A column only one file has, not one of ``ids``, is left as it is (a label
+    such as a model name).
     """
     frames = {role: frame for role, (_, frame) in files.items()}
     for column in columns:
         holders = [role for role, frame in frames.items() if column in frame.columns]
-        if len(holders) < 2:
+        if len(holders) < 2 and not (holders and column in ids):
             continue
         for role in holders:
             if frames[role].schema[column].is_float():
                 frames[role] = _whole_floats_as_integers(frames[role], column, name=files[role][0])
-        target = _common_integer([frames[role].schema[column] for role in holders])
+        plain = {
+            role
+            for role in holders
+            if role in written
+            and frames[role].schema[column] == pl.String
+            and integers_as_written(frames[role], column)
+        }
+        dtypes = [pl.Int64() if role in plain else frames[role].schema[column] for role in holders]
+        target = _common_integer(dtypes)
+        if target is None and warn_text:
+            _warn_text_ids(files, frames, column, holders, plain)
         for role in holders:
             if target is None:
                 frames[role] = ids_as_text(frames[role], [column], name=files[role][0])
             elif frames[role].schema[column] != target:
                 frames[role] = frames[role].with_columns(pl.col(column).cast(target))
     return frames
+
+
+def _warn_text_ids(
+    files: Mapping[str, tuple[str, pl.DataFrame]],
+    frames: Mapping[str, pl.DataFrame],
+    column: str,
+    holders: Sequence[str],
+    plain: Collection[str],
+) -> None:
+    """Warn that ids some files give as numbers are compared as text, naming the files."""
+    numbers = [
+        role for role in holders if role in plain or frames[role].schema[column].is_integer()
+    ]
+    text = [role for role in holders if role not in numbers]
+    if not numbers or not text:
+        return  # text in every file: no format decided it
+    values = frames[text[0]].get_column(column).drop_nulls()
+    shown = values.cast(pl.String)
+    odd = shown.filter(~shown.str.contains(_WRITTEN_INTEGER))
+    example = f", e.g. {shorten(odd[0])}" if len(odd) else ""
+    dtype = frames[text[0]].schema[column]
+    held = "text" if dtype == pl.String else f"{dtype} values"
+    warnings.warn(
+        f"{' and '.join(files[r][0] for r in numbers)} "
+        f"give{'s' if len(numbers) == 1 else ''} column {column!r} as numbers, "
+        f"{' and '.join(files[r][0] for r in text)} as {held}{example}: its ids are compared "
+        "as text in every file, so equal scores break by text order ('9' after '10' under "
+        "--ties item_desc), not by value; write them as integers in every file (in CSV "
+        "without leading zeros) to compare them as numbers",
+        IdTypeWarning,
+        stacklevel=2,
+    )
 
 
 def warn_if_few_ids_match(
@@ -401,8 +494,9 @@ def read_inputs(
     ``args`` holds the roles (``user``, ``item``, ``by``, ``rank``, ``score``)
     and the side files (``interactions``, ``items``; ``None`` when not given).
     The key columns are ids of one dtype in every file that has them
-    (:func:`unify_ids`: numbers where every such file gives numbers, else
-    text); ``by`` columns only in the recommendations (models) are labels and
+    (:func:`unify_ids`: numbers where every such file gives numbers, a CSV
+    file's plainly written integers included, else text); ``by`` columns only
+    in the recommendations (models) are labels and
     keep their type; the rank column, unless ``--score`` derives the ranks, is
     read as whole numbers. Warns when the recommendations and the truth share
     (almost) no ids.
@@ -418,7 +512,8 @@ def read_inputs(
         if path is not None:
             progress(args, command, f"reading {path}")
             files[role] = (path, read_frame(path, text_columns=keys))
-    frames = unify_ids(files, keys)
+    written = [role for role, (path, _) in files.items() if is_text_file(path)]
+    frames = unify_ids(files, keys, written=written, ids=[args.user, args.item])
     recs, truth = frames["recs"], frames.get("truth")
     if truth_path is not None and truth is not None:
         ids = [key for key in (args.user, args.item) if key in recs.columns and key in truth]

@@ -18,7 +18,8 @@ It prints :func:`polars_rankmetrics.report` of :func:`polars_rankmetrics.compare
 (Markdown by default; ``--format latex``, ``html``, or the comparison frame
 itself as ``csv`` or ``json``). Files are read with the id rule of
 ``rankmetrics evaluate`` (:func:`polars_rankmetrics.cli._common.read_inputs`):
-ids are numbers where every file gives numbers, else text in every file.
+ids are numbers where every file gives numbers (a CSV's plainly written
+integers included), else text in every file.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from polars_rankmetrics.cli._common import (
     api_options,
     check_input,
     check_output,
+    is_text_file,
     list_inputs,
     read_frame,
     read_inputs,
@@ -66,8 +68,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         description="Compare several systems on the same truth: each system's mean with its "
         "interval, the paired difference from the baseline (or between every pair) with a "
         "paired test corrected for multiple comparisons, printed as a table. Ids are read "
-        "as rankmetrics evaluate reads them: numbers where every file gives numbers (ties "
-        "then break by value), else text in every file (ties break by text).",
+        "as rankmetrics evaluate reads them: numbers where every file gives numbers, a "
+        "CSV's plain integers included (ties then break by value), else text in every file "
+        "(ties break by text).",
     )
     command.add_argument(
         "files",
@@ -162,7 +165,9 @@ def _with_side_files(
     for role, path in (("interactions", args.interactions), ("items", args.items)):
         if path is not None:
             files[role] = (path, read_frame(path, text_columns=["user", "item"]))
-    frames = unify_ids(files, ["user", "item"])
+    # TREC ids are text (trec_eval compares docnos as strings): the side files' follow
+    written = [role for role, (path, _) in list(files.items())[2:] if is_text_file(path)]
+    frames = unify_ids(files, ["user", "item"], written=written, warn_text=False)
     return frames["runs"], frames.get("interactions"), frames.get("items")
 
 

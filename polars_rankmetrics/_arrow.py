@@ -44,7 +44,7 @@ def _require_pyarrow() -> None:
     except ImportError as exc:
         raise ImportError(
             "the pandas adapter of polars_rankmetrics needs pyarrow to hand frames to "
-            "Polars; install it with: pip install 'polars_rankmetrics[pandas]'"
+            "Polars; install it with: pip install pyarrow (the package's pandas extra)"
         ) from exc
 
 

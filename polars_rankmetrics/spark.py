@@ -24,8 +24,9 @@ The debiased measures (``ips_*``, ``snips_*``) read each item's propensity:
 estimated, from n_i / max_j n_j over the whole ``interactions``, counted by
 Spark once and sent to every bucket; given, from the whole ``items`` catalog.
 
-Install with ``pip install "polars_rankmetrics[spark]"``; the executors need
-the package (and Polars) installed too.
+Needs pyspark>=4.0 and pyarrow (the ``spark`` extra: ``pip install ".[spark]"``
+in the repository); the executors need the package (and Polars) installed
+too, in the Python Spark starts them with (``PYSPARK_PYTHON``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised in a subprocess without pyspark
     raise ImportError(
         "polars_rankmetrics.spark needs pyspark>=4.0 and pyarrow: "
-        "pip install 'polars_rankmetrics[spark]'"
+        "pip install 'pyspark>=4.0' pyarrow (the package's spark extra)"
     ) from error
 
 from polars_rankmetrics._measures import lookup

@@ -7,7 +7,8 @@ methods (``.properties(...)``, ``.configure_*(...)``) and save it with
 ``chart.save("fig.png")``, ``.svg``, ``.pdf`` or ``.html`` (PNG, SVG and PDF
 go through ``vl-convert-python``).
 
-Needs the ``plot`` extra: ``pip install "polars_rankmetrics[plot]"``
+Needs Altair and vl-convert-python: ``pip install altair vl-convert-python``
+(the ``plot`` extra, ``pip install ".[plot]"`` in the repository)
 (Altair and vl-convert-python). The frames may be Polars (eager or lazy) or
 pandas; the aggregation behind each chart runs in Polars and only the few
 rows drawn reach Altair.
@@ -49,7 +50,7 @@ def _altair() -> Any:
     except ImportError as exc:
         raise ImportError(
             "the plot functions need Altair and vl-convert-python: "
-            'pip install "polars_rankmetrics[plot]"'
+            "pip install altair vl-convert-python (the package's plot extra)"
         ) from exc
     return alt
 

@@ -469,7 +469,9 @@ def test_without_altair_the_error_names_the_extra(
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", blocked)
-    with pytest.raises(ImportError, match=r'pip install "polars_rankmetrics\[plot\]"'):
+    with pytest.raises(
+        ImportError, match=r"pip install altair vl-convert-python \(the package's plot extra\)"
+    ):
         plot_curves(curves)
 
 

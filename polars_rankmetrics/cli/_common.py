@@ -112,6 +112,8 @@ _ASSIGNMENT = re.compile(
     r"\b([a-z][a-z_]*)(?:\[\d+\])?="
     r"(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+)|(?=[\s),;]|$))"
 )
+# "example row: user=0, item=459, rank=1", up to the end of its problem
+_EXAMPLE_ROW = re.compile(r"(example row: .*?)(?=; | - |$)")
 # phrases of library advice and their command-line form
 _PHRASES = {
     "with the keyword of that role": "with the option of that role",
@@ -140,6 +142,8 @@ def cli_words(message: str, parser: argparse.ArgumentParser) -> str:
     'pass --users-without-recs exclude or k=3'
     >>> cli_words("column 'model' for by[0]='model'; pass truth= (it may be None only when", parser)
     "column 'model' for --by model; pass a truth file (it may be left out only when"
+    >>> cli_words("pass users_without_recs='exclude'; example row: users_without_recs=3", parser)
+    'pass --users-without-recs exclude; example row: users_without_recs=3'
     """
     flags: dict[str, str] = {}
     files: set[str] = set()
@@ -159,7 +163,11 @@ def cli_words(message: str, parser: argparse.ArgumentParser) -> str:
             return f"a {name} file" if value is None and name in files else match[0]
         return flag if value is None else f"{flag} {value}"
 
-    message = _ASSIGNMENT.sub(replace, message)
+    # an example row quotes the data (user=0, item=459): it stays as it is
+    parts = _EXAMPLE_ROW.split(message)
+    message = "".join(
+        part if index % 2 else _ASSIGNMENT.sub(replace, part) for index, part in enumerate(parts)
+    )
     for phrase, words in _PHRASES.items():
         message = message.replace(phrase, words)
     return message
@@ -169,19 +177,21 @@ def file_words(message: str, files: Mapping[str, str]) -> str:
     """Name the files where a library message names its frames (``recs``, ``truth``...).
 
     ``files`` maps a frame's name in the library (``"recs"``) to the file the
-    command read it from. A message that starts with the frame's name, and
-    every ``recs column ...``, then names the file.
+    command read it from. A message (or one of its ``- `` problems) that starts
+    with the frame's name, and every ``recs column ...``, then names the file.
 
     Examples
     --------
     >>> file_words("recs is missing column 'rank'", {"recs": "recs.parquet"})
     "recs.parquet is missing column 'rank'"
+    >>> file_words("invalid input: - recs has 2 rows with a duplicated", {"recs": "r.csv"})
+    'invalid input: - r.csv has 2 rows with a duplicated'
     >>> file_words("truth column 'rel' (relevance) has 2 NaN value(s)", {"truth": "t.csv"})
     "t.csv column 'rel' (relevance) has 2 NaN value(s)"
     """
     for role, path in files.items():
         name = path.replace("\\", "\\\\")  # a replacement string reads backslashes
-        message = re.sub(rf"^{role}(?= )", name, message)
+        message = re.sub(rf"(?:^|(?<=- )){role}(?= )", name, message)
         message = re.sub(rf"\b{role} column\b", f"{name} column", message)
     return message
 

@@ -87,3 +87,17 @@ def test_a_truth_column_is_named_by_its_file(
                  capsys)  # fmt: skip
     assert f"{truth} is missing column 'rel' for --relevance rel;" in err
     assert not PYTHON.search(err), err
+
+
+def test_an_example_row_quotes_the_data_and_each_problem_names_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recs = pl.DataFrame({"user": [1, 1], "item": [5, 5], "rank": [1, 2]})
+    truth = pl.DataFrame({"user": [1], "item": [5]})
+    recs.write_parquet(tmp_path / "recs.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    err = _error(["evaluate", str(tmp_path / "recs.parquet"), str(tmp_path / "truth.parquet"),
+                  "-m", "mrr"], capsys)  # fmt: skip
+    assert f"- {tmp_path / 'recs.parquet'} has 2 rows with a duplicated (user, item)" in err
+    # the row as the data has it, not rewritten as options (was "--user 1, --item 5")
+    assert err.rstrip("\n").endswith("example row: user=1, item=5, rank=1")

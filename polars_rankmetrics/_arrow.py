@@ -45,7 +45,8 @@ def _require_pyarrow(name: str) -> None:
     except ImportError as exc:
         raise ImportError(
             f"{name} is a pandas frame: polars_rankmetrics needs pyarrow to hand it to Polars "
-            "(and the result back); install it with: pip install 'polars_rankmetrics[pandas]'"
+            "(and the result back); install it with: pip install pyarrow (the package's "
+            "pandas extra)"
         ) from exc
 
 

@@ -161,7 +161,7 @@ def _file_head(source: object) -> bytes:
     return b"" if head[:2] == b"\x1f\x8b" else head
 
 
-def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
+def _parse_csv(source: FileSource, what: str) -> tuple[Source, pl.DataFrame]:
     """Every field as text (null read as ""), plus LINENO; quoting as the CSV standard says.
 
     A plain file goes to Polars' reader by its path (its bytes are never held
@@ -170,13 +170,12 @@ def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
     """
     path = direct_path(source)
     data = b""
+    name = source_name(source, what)
     if path is None:
-        name, data = read_bytes(source)
+        _, data = read_bytes(source)
         refuse_other_encodings(name, data[:_HEAD])
         if not data.strip():
             raise ValueError(f"{name}: the file is empty; expected a CSV header on line 1")
-    else:
-        name = source_name(source)
     try:
         frame = pl.read_csv(
             path if path is not None else data,
@@ -187,14 +186,14 @@ def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
             row_index_offset=2,
         )
     except pl.exceptions.PolarsError as error:
-        raise _malformed(source, data) or ValueError(
+        raise _malformed(source, data, what) or ValueError(
             f"{name}: cannot be read as CSV: {error}"
         ) from None
     columns = [c for c in frame.columns if c != LINENO]
     spans = pl.any_horizontal(pl.col(columns).str.contains("\n", literal=True))
     if frame.height and frame.select(spans.any()).item():
         # line numbers below count one record per line: refuse records over several lines
-        raise _malformed(source, data) or ValueError(
+        raise _malformed(source, data, what) or ValueError(
             f"{name}: a quoted field runs over several lines"
         )
     nulls = frame.select(pl.any_horizontal(pl.col(columns).is_null()).any()).item()
@@ -204,9 +203,10 @@ def _parse_csv(source: FileSource) -> tuple[Source, pl.DataFrame]:
     return Source(name, _line_quoter(source, data)), frame
 
 
-def _malformed(source: FileSource, data: bytes) -> ValueError | None:
+def _malformed(source: FileSource, data: bytes, what: str) -> ValueError | None:
     """The error naming the first malformed record of a refused file (read again if needed)."""
-    name, data = read_bytes(source) if not data else (source_name(source), data)
+    name = source_name(source, what)
+    data = data or read_bytes(source)[1]
     header = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     n_fields = len(next(csv.reader([header]), []))
     return _locate(name, data, header, n_fields)
@@ -523,7 +523,7 @@ def _parsed(
 ) -> tuple[Source, list[str], tuple[int, int, Grades], pl.DataFrame]:
     """The source, header, column positions and :func:`_selected` columns of any input."""
     if isinstance(source, (str, os.PathLike, bytes, io.IOBase)):
-        origin, frame = _parse_csv(cast("FileSource", source))
+        origin, frame = _parse_csv(cast("FileSource", source), what)
     else:
         origin, frame = _frame_source(source, what)
     header = [c for c in frame.columns if c != LINENO]
@@ -550,7 +550,7 @@ def read_cells(
     columns: Wanted = (user, item, relevance, relevance_from)
     head = _file_head(source)
     if head:
-        refuse_other_encodings(source_name(cast("FileSource", source)), head)
+        refuse_other_encodings(source_name(cast("FileSource", source), what), head)
     pieces = _piece_cells(source, what, columns)
     origin, header, (user_at, item_at, grades), data = pieces or _parsed(source, what, columns)
     # a line with nothing in it (a blank line) is no record

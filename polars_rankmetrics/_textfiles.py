@@ -47,14 +47,24 @@ LINENO = "lineno"
 LINE = "line"
 
 
-def source_name(source: FileSource) -> str:
-    """How error messages name ``source``: its path, or a placeholder for in-memory data."""
+def source_name(source: FileSource, what: str | None = None) -> str:
+    r"""How error messages name ``source``: its path, or a placeholder for in-memory data.
+
+    ``what`` says what the data is (``"submission"``), so that two in-memory
+    sources are told apart: ``<submission bytes>``, ``<solution stream>``.
+
+    Examples
+    --------
+    >>> source_name(b"a,b\n"), source_name(b"a,b\n", "solution")
+    ('<bytes>', '<solution bytes>')
+    """
     if isinstance(source, (str, os.PathLike)):
         return str(Path(source))
     name = getattr(source, "name", None)
     if isinstance(name, str):
         return name
-    return "<bytes>" if isinstance(source, bytes) else "<stream>"
+    kind = "bytes" if isinstance(source, bytes) else "stream"
+    return f"<{what} {kind}>" if what else f"<{kind}>"
 
 
 def file_error(name: str, lineno: int, line: str, problem: str, *, more: int = 0) -> ValueError:

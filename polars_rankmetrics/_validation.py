@@ -42,6 +42,7 @@ __all__ = [
     "require_columns",
     "require_integer",
     "require_numeric",
+    "score_columns",
     "shorten",
     "tie_key",
     "unify_key_dtypes",
@@ -121,12 +122,19 @@ def _names(names: Sequence[str], *, most: int = 12) -> str:
     return f"[{shown}{more}]"
 
 
-def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str) -> None:
+def require_columns(
+    schema: pl.Schema,
+    columns: Mapping[str, str],
+    *,
+    frame: str,
+    advice: Mapping[str, str] | None = None,
+) -> None:
     """Raise ``ValueError`` naming every role whose column ``schema`` lacks.
 
     ``columns`` maps a role (``"user"``, ``"score"``, ...) to the column name the
     caller asked for; the message lists the columns that do exist and suggests
-    the closest name.
+    the closest name. ``advice`` maps a role to the sentence that ends the
+    message when that role's column is missing (in place of the generic one).
     """
     missing = {role: name for role, name in columns.items() if name not in schema}
     if not missing:
@@ -136,10 +144,41 @@ def require_columns(schema: pl.Schema, columns: Mapping[str, str], *, frame: str
         hint = difflib.get_close_matches(name, list(schema.names()), n=1)
         suggestion = f" (did you mean {shorten(hint[0])}?)" if hint else ""
         parts.append(f"column {shorten(name)} for {role}={shorten(name)}{suggestion}")
+    given = [(advice or {})[role] for role in missing if role in (advice or {})]
+    closing = f"Pass the right name with the keyword of that role, e.g. {next(iter(missing))}=..."
+    if given:
+        closing = given[0]
     raise ValueError(
         f"{frame} is missing {', '.join(parts)}; it has columns {_names(schema.names())}. "
-        f"Pass the right name with the keyword of that role, e.g. {next(iter(missing))}=..."
+        + closing
     )
+
+
+# words of the columns a model writes its scores in (score, pred, prediction, prob, logit...)
+_SCORE_WORDS = ("score", "pred", "prob", "logit", "similarity", "rating")
+
+
+def score_columns(schema: pl.Schema, *, taken: Iterable[str]) -> list[str]:
+    """The numeric columns of ``schema`` that look like scores, likeliest first.
+
+    Named like one (``score``, ``pred``, ``prob``...; ``score`` itself first),
+    else any float column; never the ``taken`` ones (ids, groups).
+
+    Examples
+    --------
+    >>> schema = pl.Schema({"user": pl.Int64, "item": pl.Int64, "pred_score": pl.Float64})
+    >>> score_columns(schema, taken=["user", "item"])
+    ['pred_score']
+    """
+    skip = set(taken)
+    numeric = [
+        name
+        for name, dtype in schema.items()
+        if name not in skip and dtype.is_numeric() and name.lower() != "rank"
+    ]
+    named = [name for name in numeric if any(word in name.lower() for word in _SCORE_WORDS)]
+    found = named or [name for name in numeric if schema[name].is_float()]
+    return sorted(found, key=lambda name: name.lower() != "score")
 
 
 def require_integer(schema: pl.Schema, column: str, *, frame: str, role: str) -> None:

@@ -71,7 +71,7 @@ from polars_rankmetrics._pipeline.overlap import (
     key_overlap,
 )
 from polars_rankmetrics._sums import exact_mean, fixed_point
-from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes
+from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes, source_name
 from polars_rankmetrics._validation import shorten
 from polars_rankmetrics.evaluate import evaluate, parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
@@ -992,7 +992,8 @@ def _read_otto_labels(source: FileSource, types: list[str]) -> tuple[str, pl.Dat
     session has none of the type). Ids follow the rule of every other format: integers as their
     digits, floats holding whole numbers as those integers, other floats refused.
     """
-    name, data = read_bytes(source)
+    _, data = read_bytes(source)
+    name = source_name(source, "solution")
     try:
         frame = pl.read_ndjson(data, infer_schema_length=None)
     except pl.exceptions.PolarsError as error:

@@ -58,7 +58,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess
     raise ImportError(
         "polars_rankmetrics.pandas needs pandas and pyarrow: "
-        "pip install 'polars_rankmetrics[pandas]'"
+        "pip install pandas pyarrow (the package's pandas extra)"
     ) from exc
 
 from polars_rankmetrics import _arrow

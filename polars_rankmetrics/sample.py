@@ -50,7 +50,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from polars_rankmetrics._progress import Steps, stage
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
 
 __all__ = ["Sample", "sample_data"]
@@ -187,7 +191,11 @@ class _World:
 
 
 def _events(
-    world: _World, n_events: np.ndarray, signup_day: np.ndarray, rng: np.random.Generator
+    world: _World,
+    n_events: np.ndarray,
+    signup_day: np.ndarray,
+    rng: np.random.Generator,
+    tick: Callable[[int], None],
 ) -> pl.DataFrame:
     """Each user's distinct items (Gumbel-top-k by utility), with their day and depth."""
     import numpy as np  # noqa: PLC0415
@@ -207,6 +215,7 @@ def _events(
         columns = chosen[keep]
         match = taste[rows, columns] + affinity[rows, columns] / 4
         picked.append((rows + lo, columns, match))
+        tick(hi)
     users_of, items_of, match = (np.concatenate(part) for part in zip(*picked, strict=True))
     del picked
     day = signup_day[users_of] + rng.random(users_of.size) * (_DAYS - signup_day[users_of])
@@ -225,7 +234,11 @@ def _events(
 
 
 def _recommend(
-    world: _World, history: pl.DataFrame, n_recs: int, rng: np.random.Generator
+    world: _World,
+    history: pl.DataFrame,
+    n_recs: int,
+    rng: np.random.Generator,
+    tick: Callable[[int], None],
 ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     """The four models' top ``n_recs`` among the items each user has not seen.
 
@@ -259,6 +272,7 @@ def _recommend(
     for index in range(len(world.chunks)):
         seen_float = seen_of(index).astype(np.float32)
         cooccurrence += seen_float.T @ seen_float
+        tick(world.chunks[index][1])
     norms = np.sqrt(counts).astype(np.float32) + 1e-6
     cooccurrence = cooccurrence / norms[:, None] / norms[None, :]
     np.fill_diagonal(cooccurrence, 0.0)
@@ -276,10 +290,12 @@ def _recommend(
         noise = rng.normal(0.0, 0.6, taste.shape)
         two_tower = 0.7 * world.log_popularity[None, :] + affinity + 0.8 * (taste + noise)
         lists["two_tower"].put(lo, np.round(two_tower, 3) + unseen)
+        tick(n_users + hi)
     # the random model's draws come after every user's noise above (the stream's order)
-    for index, (lo, _) in enumerate(world.chunks):
+    for index, (lo, hi) in enumerate(world.chunks):
         unseen = np.where(seen_of(index), -np.inf, 0.0)
         lists["random"].put(lo, np.round(rng.random(unseen.shape), 2) + unseen)
+        tick(2 * n_users + hi)
     recs = pl.concat([lists.pop(model).frame(model) for model in _MODELS])
     return recs, counts, n_history
 
@@ -347,6 +363,10 @@ def sample_data(
     seed
         The same seed gives the same frames.
 
+        Its stages, and every few seconds their progress, are logged to the
+        ``polars_rankmetrics`` logger at level INFO (``rankmetrics demo
+        --progress`` shows them).
+
     Returns
     -------
     Sample
@@ -412,7 +432,10 @@ def sample_data(
     world = _World(
         log_popularity, item_in_category, item_factors, category_taste, user_factors, chunks
     )
-    events = _events(world, n_events, signup_day, rng)
+    # a large sample takes minutes: each part logs its progress (rankmetrics demo --progress)
+    events_of = f"the sample's events of {n_users:,} users"
+    with stage(events_of):
+        events = _events(world, n_events, signup_day, rng, Steps(events_of, n_users))
     split_time = _START + dt.timedelta(days=_SPLIT_DAY)
     history = events.filter(pl.col("day") < _SPLIT_DAY)
     truth = events.filter(pl.col("day") >= _SPLIT_DAY).select("user", "item", "rel")
@@ -425,7 +448,12 @@ def sample_data(
             {i + 1: name for i, name in enumerate(_EVENTS)}, return_dtype=pl.String
         ),
     )
-    recs, counts, n_history = _recommend(world, history, n_recs, rng)
+    lists_of = "the four recommenders' lists"
+    with stage(lists_of):
+        # three passes over the users: co-occurrences, the scored lists, the random model
+        recs, counts, n_history = _recommend(
+            world, history, n_recs, rng, Steps(lists_of, 3 * n_users)
+        )
     del history
     items, users = _items_and_users(primary, secondary, counts, signup_day, n_history)
     return Sample(

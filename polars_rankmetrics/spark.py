@@ -24,13 +24,15 @@ The debiased measures (``ips_*``, ``snips_*``) read each item's propensity:
 estimated, from n_i / max_j n_j over the whole ``interactions``, counted by
 Spark once and sent to every bucket; given, from the whole ``items`` catalog.
 
-Install with ``pip install "polars_rankmetrics[spark]"``; the executors need
-the package (and Polars) installed too.
+Needs pyspark>=4.0 and pyarrow (the ``spark`` extra: ``pip install ".[spark]"``
+in the repository); the executors need the package (and Polars) installed
+too, in the Python Spark starts them with (``PYSPARK_PYTHON``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import warnings
@@ -52,7 +54,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised in a subprocess without pyspark
     raise ImportError(
         "polars_rankmetrics.spark needs pyspark>=4.0 and pyarrow: "
-        "pip install 'polars_rankmetrics[spark]'"
+        "pip install 'pyspark>=4.0' pyarrow (the package's spark extra)"
     ) from error
 
 from polars_rankmetrics._measures import Measure, lookup
@@ -96,6 +98,8 @@ _ERROR_CLOSE = "<</polars_rankmetrics>>"
 _ERROR_PATTERN = re.compile(
     re.escape(_ERROR_OPEN) + r"(ValueError|TypeError)>>(.*?)" + re.escape(_ERROR_CLOSE), re.DOTALL
 )
+# a worker whose Python lacks the package (or Polars, pyarrow) fails to unpickle the task
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 _ONE_BUCKET_NOTE = (
     "\n(counted in one bucket of the data: Spark stops at the first bucket with bad rows, "
     "so the whole data may hold more)"
@@ -1372,9 +1376,31 @@ def _unwrapped_errors() -> Iterator[None]:
     except PythonException as error:
         found = _ERROR_PATTERN.search(str(error))
         if found is None:
+            missing = _MISSING_MODULE.search(str(error))
+            if missing is not None:
+                raise ImportError(_workers_lack(missing.group(1))) from None
             raise
         kind = ValueError if found.group(1) == "ValueError" else TypeError
         raise kind(found.group(2) + _ONE_BUCKET_NOTE) from None
+
+
+def _workers_lack(module: str) -> str:
+    """What to do when Spark's Python workers cannot import ``module``."""
+    given = os.environ.get("PYSPARK_PYTHON")
+    runs = (
+        f"they run PYSPARK_PYTHON={given}"
+        if given
+        else "PYSPARK_PYTHON is not set, so they run 'python3' from the PATH"
+    )
+    return (
+        f"Spark's Python workers cannot import {module!r}: {runs}, not this interpreter "
+        f"({sys.executable}), and polars_rankmetrics (with polars and pyarrow) is not "
+        "installed there. In local mode, point the workers at this interpreter before the "
+        "session starts (os.environ['PYSPARK_PYTHON'] = sys.executable, or export "
+        'PYSPARK_PYTHON="$(which python)" in the shell); on a cluster, install the package '
+        "in the executors' Python (a packed environment or a cluster library: see the docs' "
+        "Spark page, 'Submitting to a cluster')"
+    )
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Literal
 
 import polars as pl
@@ -56,6 +57,7 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "trec_eval",
+    "trec_eval_files",
     "write_trec_qrels",
     "write_trec_run",
 ]
@@ -680,3 +682,26 @@ def write_trec_qrels(
     )
     check_no_whitespace(out, ["qid", "docno"], what="TREC qrels")
     out.write_csv(file, include_header=False, separator=" ", quote_style="never")
+
+
+def trec_eval_files() -> Path:
+    """The folder of trec_eval 10.0's own test files, shipped with the package.
+
+    ``qrels.test`` and ``results.test`` (3 topics, a run of 500 documents
+    each), ``results.trunc`` (topic 302 left out), ``qrels.rel_level`` (graded
+    -1 to 4), and in ``expected/`` what trec_eval 10.0 printed for them:
+    ``out.test``, ``out.test.aqc`` (``-q -c`` on the truncated run) and
+    ``out.test.aql`` (``-q -l2`` on the graded qrels); its ``README.md`` says
+    which command printed each. The TREC notebook reproduces those numbers from them.
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.trec import read_trec_qrels, read_trec_run, trec_eval
+    >>> data = trec_eval_files()
+    >>> run = read_trec_run(data / "results.test")
+    >>> qrels = read_trec_qrels(data / "qrels.test")
+    >>> print(format_trec_eval(trec_eval(qrels, run, ["map", "P.5"])))
+    map                     all  0.1785
+    P_5                     all  0.2667
+    """
+    return Path(__file__).resolve().parent / "data" / "trec_eval"

@@ -6,6 +6,9 @@ copy button copies the ``data-copy`` attribute of the nearest element that has
 one instead of the shown text, so each code block holding prompts gets one: its
 input lines without the ``>>> `` and ``... `` prompts, the output left out.
 Blocks without prompts copy as shown.
+
+A doctest writes a blank line of output as ``<BLANKLINE>`` (doctest's own
+marker); the page shows that line blank, as the example prints it.
 """
 
 from __future__ import annotations
@@ -43,8 +46,22 @@ def runnable(shown: str) -> str | None:
     return "\n".join(kept).rstrip() + "\n"
 
 
+def blank_lines(page_html: str) -> str:
+    r"""Each line of a code block that is doctest's ``<BLANKLINE>`` marker, shown blank.
+
+    >>> blank_lines('<span class="o">&lt;</span><span class="n">BLANKLINE</span>'
+    ...             '<span class="o">&gt;</span>\nMean')
+    '\nMean'
+    """
+    return "\n".join(
+        "" if html.unescape(_TAG.sub("", line)).strip() == "<BLANKLINE>" else line
+        for line in page_html.split("\n")
+    )
+
+
 def on_page_content(page_html: str, **_: Any) -> str:
     """Give every code block with prompts a ``data-copy`` of its runnable input."""
+    page_html = blank_lines(page_html)
 
     def attach(match: re.Match[str]) -> str:
         shown = html.unescape(_TAG.sub("", match.group("body")))

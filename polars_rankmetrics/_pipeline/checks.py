@@ -39,11 +39,20 @@ def check_recs_schema(schema: pl.Schema, spec: RecsSpec) -> None:
     v.check_literal(spec.duplicates, DUPLICATES, name="duplicates")
     roles = {"user": spec.user, "item": spec.item}
     roles.update({f"by[{i}]": name for i, name in enumerate(spec.by)})
+    advice = {}
     if spec.score is not None:
         roles["score"] = spec.score
     else:
         roles["rank"] = spec.rank
-    v.require_columns(schema, roles, frame="recs")
+        # the commonest first call: scores and no ranks, with no score= to say so
+        scores = v.score_columns(schema, taken=[spec.user, spec.item, *spec.by])
+        if scores:
+            advice["rank"] = (
+                f"{v.shorten(scores[0])} looks like a score: pass score={v.shorten(scores[0])} "
+                "to rank each user's items by it (highest first), or rank=... to name a column "
+                "of positions"
+            )
+    v.require_columns(schema, roles, frame="recs", advice=advice)
     if spec.score is not None:
         v.require_numeric(schema, spec.score, frame="recs", role="score")
     else:
@@ -82,7 +91,12 @@ def _rank_below_one_check(rank: str, show: Sequence[str], *, in_memory: bool) ->
 
 
 def cut_checks(
-    recs: pl.LazyFrame, cut: pl.LazyFrame, spec: RecsSpec, *, in_memory: bool = False
+    recs: pl.LazyFrame,
+    cut: pl.LazyFrame,
+    spec: RecsSpec,
+    *,
+    in_memory: bool = False,
+    given: pl.LazyFrame | None = None,
 ) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
     """:func:`recs_checks` for given ranks and a finite cutoff, on the rows that are read.
 
@@ -92,12 +106,18 @@ def cut_checks(
     columns a second time for the checks), ranks below 1 too (they are in the
     cut). A null rank could be anywhere, and a ``by`` value of any row adds
     its group: those columns alone are read over every row, the example row
-    named by the row's index in ``recs``.
+    named by the row's index in ``recs``. ``given``: the recommendations as
+    the caller gave them, when ``recs`` cast float ids to integers (a
+    fractional id is null after the cast, and refused as what it is by
+    :func:`polars_rankmetrics._validation.float_key_check`): those id columns
+    are checked for nulls there, so that no null is reported that the input
+    does not hold.
     """
     show = tuple(dict.fromkeys([*spec.by, spec.user, spec.item, spec.rank]))
-    in_cut = v.null_checks(
-        "recs", {"user": spec.user, "item": spec.item}, in_memory=in_memory, show=show
-    )
+    ids = {"user": spec.user, "item": spec.item}
+    cast = {} if given is None else _cast_floats(given, recs, ids)
+    uncast = {role: name for role, name in ids.items() if role not in cast}
+    in_cut = v.null_checks("recs", uncast, in_memory=in_memory, show=show)
     in_cut.append(_rank_below_one_check(spec.rank, show, in_memory=in_memory))
     everywhere = {f"by[{i}]": name for i, name in enumerate(spec.by)}
     everywhere["rank"] = spec.rank
@@ -106,7 +126,20 @@ def cut_checks(
     on_every_row = v.null_checks(
         "recs", everywhere, in_memory=in_memory, show=(row, *dict.fromkeys(everywhere.values()))
     )
-    return [(cut, in_cut), (rows, on_every_row)]
+    checks = [(cut, in_cut), (rows, on_every_row)]
+    if given is not None and cast:
+        checks.append((given, v.null_checks("recs", cast, in_memory=in_memory, show=show)))
+    return checks
+
+
+def _cast_floats(given: pl.LazyFrame, recs: pl.LazyFrame, ids: dict[str, str]) -> dict[str, str]:
+    """The id columns (role -> name) ``given`` holds as floats and ``recs`` as integers."""
+    before, after = given.collect_schema(), recs.collect_schema()
+    return {
+        role: name
+        for role, name in ids.items()
+        if before[name].is_float() and not after[name].is_float()
+    }
 
 
 def list_checks(

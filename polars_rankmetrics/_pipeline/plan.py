@@ -165,8 +165,11 @@ def plan(
         tie_average=tie_average,
         hits_only=hits_only,
     )
+    given = recs.lazy() if isinstance(recs, pl.DataFrame) else recs
     checks.extend(
-        cut_checks(recs_lf, ranked, recs_spec, in_memory=in_memory) if checks_on_cut else []
+        cut_checks(recs_lf, ranked, recs_spec, in_memory=in_memory, given=given)
+        if checks_on_cut
+        else []
     )
     parts: pl.LazyFrame | None = None
     hit_rows: pl.LazyFrame | None = None

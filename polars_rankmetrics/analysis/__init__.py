@@ -1,6 +1,7 @@
 """Deciding between systems: comparisons with tests and intervals, metric@k curves, reports.
 
-Charts of these results are in :mod:`polars_rankmetrics.analysis.plots` (the ``plot`` extra).
+Charts of these results are in :mod:`polars_rankmetrics.analysis.plots` (the ``plot`` extra,
+imported when a chart is drawn), each also here and at the top level.
 
 Everything here reads per-user scores (those of
 :func:`polars_rankmetrics.evaluate` with ``per_user=True``) or runs one
@@ -15,6 +16,13 @@ from polars_rankmetrics.analysis.exposure import expected_exposure, group_exposu
 from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
 from polars_rankmetrics.analysis.fusion import FusionOptimum, fuse, optimize_fusion
 from polars_rankmetrics.analysis.planning import users_needed
+from polars_rankmetrics.analysis.plots import (
+    plot_comparison,
+    plot_curves,
+    plot_distribution,
+    plot_long_tail,
+    plot_segments,
+)
 from polars_rankmetrics.analysis.rank_correlation import rank_correlation
 from polars_rankmetrics.analysis.report import Report, report
 from polars_rankmetrics.analysis.sampled import (
@@ -40,7 +48,12 @@ __all__ = [
     "fuse",
     "group_exposure",
     "optimize_fusion",
+    "plot_comparison",
     "plot_critical_difference",
+    "plot_curves",
+    "plot_distribution",
+    "plot_long_tail",
+    "plot_segments",
     "rank_correlation",
     "report",
     "sampled_metrics",

@@ -37,7 +37,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 __all__ = [
     "CI_METHODS",
@@ -154,6 +153,8 @@ def t_interval(x: FloatArray, ci: float) -> tuple[float | None, float | None]:
     A constant vector gives the point [mean, mean] (scipy: NaN for scale 0);
     fewer than 2 values give (None, None).
     """
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     n = x.size
     if n < 2:
         return None, None
@@ -239,6 +240,8 @@ def decision_p_value(d: FloatArray, hypothesis: Hypothesis, margin: float) -> fl
     """
     if hypothesis == "difference":
         return paired_p_value(d, "t")
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     n = d.size
     if n < 2:
         return None
@@ -275,6 +278,8 @@ def paired_p_value(d: FloatArray, test: Literal["t", "wilcoxon"]) -> float | Non
     Wilcoxon keeps scipy's value (all ranks on one side: 2 / 2^n exactly for n <= 13,
     scipy's normal approximation above, every difference being tied).
     """
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     n = d.size
     if n < 2:
         return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics._frames import ArrowStream, Frame
 from polars_rankmetrics.analysis import _stats
@@ -129,6 +128,8 @@ def anova(
     ms_residual = ss_residual / df_residual
 
     def test(ms: float, df: int) -> tuple[float | None, float | None]:
+        from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
         if ms_residual == 0:
             return None, None
         f = ms / ms_residual

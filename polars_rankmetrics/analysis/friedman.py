@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics._frames import AnyFrame, collected, eager_caller
 from polars_rankmetrics._measures._registry import Direction
@@ -166,6 +165,8 @@ def friedman(
             f"friedman needs at least 2 systems and 2 {block} blocks with a value for every "
             f"system; found {len(systems)} system(s) and {n} such block(s)"
         )
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     grid = np.vstack([_stats.on_grid(row, float(np.abs(row).max())) for row in table])
     # rank 1 = the best value (the highest, or the lowest where lower is better), ties averaged
     ranks = stats.rankdata(-better * grid, axis=1)

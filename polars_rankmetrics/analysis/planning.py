@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from polars_rankmetrics._frames import ArrowStream, Frame
 from polars_rankmetrics.analysis import _stats
@@ -24,6 +23,8 @@ def _power(n: int, effect_size: float, alpha: float) -> float:
     scipy's ``nct.cdf`` gives NaN there for a large noncentrality (effect
     size 10, n = 3), where the tail is 0.
     """
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     df = n - 1
     critical = float(stats.t.isf(alpha / 2, df))
     noncentrality = effect_size * math.sqrt(n)
@@ -45,6 +46,8 @@ def _smallest_n(effect_size: float, alpha: float, power: float) -> int | None:
     2 log2(n) evaluations, where a step of one user at a time took minutes
     for an effect size of 7e-7 (n about 1.6e13).
     """
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     z = float(stats.norm.isf(alpha / 2) + stats.norm.ppf(power))
     guess = (z / effect_size) ** 2
     if not guess <= MOST_USERS:

@@ -7,10 +7,11 @@ methods (``.properties(...)``, ``.configure_*(...)``) and save it with
 ``chart.save("fig.png")``, ``.svg``, ``.pdf`` or ``.html`` (PNG, SVG and PDF
 go through ``vl-convert-python``).
 
-Needs the ``plot`` extra: ``pip install "polars_rankmetrics[plot]"``
-(Altair and vl-convert-python). The frames may be of any kind the package
-takes (Polars eager or lazy, pandas, Arrow); the aggregation behind each
-chart runs in Polars and only the few rows drawn reach Altair.
+Needs Altair and vl-convert-python: ``pip install altair vl-convert-python``
+(the ``plot`` extra, ``pip install ".[plot]"`` in the repository). The frames
+may be of any kind the package takes (Polars eager or lazy, pandas, Arrow);
+the aggregation behind each chart runs in Polars and only the few rows drawn
+reach Altair.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _altair() -> Any:
     except ImportError as exc:
         raise ImportError(
             "the plot functions need Altair and vl-convert-python: "
-            'pip install "polars_rankmetrics[plot]"'
+            "pip install altair vl-convert-python (the package's plot extra)"
         ) from exc
     return alt
 
@@ -254,7 +255,9 @@ def plot_comparison(
     Right: each system's difference from the baseline (the rows whose ``diff``
     is null) with its interval, a line at 0, and the significant differences
     (``significant``, after the multiple-comparison correction) filled and
-    coloured.
+    coloured. A comparison of every pair (``compare(...)`` without a baseline,
+    or with a list of baselines: a ``baseline`` column) shows one row per
+    pair on the right, ``system - baseline``.
 
     Parameters
     ----------
@@ -308,8 +311,10 @@ def plot_comparison(
             f"frame column 'significant' must be Boolean (adjusted p < alpha); "
             f"it is {data.schema['significant']}"
         )
-    # every column compare writes is known; any other one is a group (by) column
-    known = {*needed, *RESULT_COLUMNS}
+    # every column compare writes is known; any other one is a group (by) column. A
+    # ``baseline`` column (every pair, or a list of baselines) names each row's other system
+    pairwise = "baseline" in data.columns
+    known = {*needed, *RESULT_COLUMNS, "baseline"}
     extra = [c for c in data.columns if c not in known]
     row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")
     data = data.with_columns(
@@ -322,12 +327,18 @@ def plot_comparison(
         .then(pl.lit("significant"))
         .otherwise(pl.lit("not significant")),
     )
-    baselines = data.filter(pl.col("diff").is_null())[system].unique().sort().to_list()
-    baseline = ", ".join(repr(b) for b in baselines) or "(none)"
+    if pairwise:
+        means_data, diffs, against = _pairs(data, system, [*extra, metric])
+    else:
+        means_data, diffs = data, data.with_columns(_row=pl.col(system))
+        baselines = data.filter(pl.col("diff").is_null())[system].unique().sort().to_list()
+        against = f"from {', '.join(repr(b) for b in baselines) or '(none)'}"
     systems = sorted(data[system].unique().to_list())
     panels = data["_panel"].unique(maintain_order=True).to_list()
     # an explicit domain keeps the rows of both panels aligned (the baseline has no difference)
     y = alt.Y(f"{system}:N", title=None, sort=systems, scale=alt.Scale(domain=systems))
+    rows = diffs["_row"].unique(maintain_order=True).to_list() if pairwise else systems
+    y_diff = alt.Y("_row:N", title=None, sort=rows, scale=alt.Scale(domain=rows))
     row = alt.Row(
         "_panel:N",
         title=None,
@@ -343,6 +354,7 @@ def plot_comparison(
     ]
     diff_tooltip = [
         *tooltip,
+        *(["baseline"] if pairwise else []),
         *(["n_paired"] if "n_paired" in data.columns else []),
         alt.Tooltip("diff:Q", format="+.4f"),
         alt.Tooltip("diff_ci_low:Q", format="+.4f"),
@@ -379,13 +391,24 @@ def plot_comparison(
         scale=alt.Scale(domain=["significant", "not significant"], range=["#111111", "#999999"]),
         legend=None,  # the fill's legend shows both: filled when significant, hollow when not
     )
-    diffs = data.with_columns(zero=pl.lit(0.0))
+    diffs = diffs.with_columns(zero=pl.lit(0.0))
+    base_diff = alt.Chart().encode(y=y_diff)
+    # the baseline's own row has no difference: it is labelled at 0 (pairs have no such row)
+    labels = [
+        base_diff.mark_text(
+            text="baseline", align="left", dx=6, fontStyle="italic", color="#555555"
+        )
+        .encode(x="zero:Q")
+        .transform_filter("!isValid(datum.diff)")
+    ]
     differences = alt.layer(
         alt.Chart()
         .mark_rule(color="black", strokeDash=[4, 3])
-        .encode(x=alt.X("zero:Q", title=f"difference from {baseline} (with interval)")),
-        base.mark_rule(strokeWidth=2).encode(x="diff_ci_low:Q", x2="diff_ci_high:Q", color=verdict),
-        base.mark_point(size=80).encode(
+        .encode(x=alt.X("zero:Q", title=f"difference {against} (with interval)")),
+        base_diff.mark_rule(strokeWidth=2).encode(
+            x="diff_ci_low:Q", x2="diff_ci_high:Q", color=verdict
+        ),
+        base_diff.mark_point(size=80).encode(
             x="diff:Q",
             color=verdict,
             fill=alt.Fill(
@@ -398,20 +421,49 @@ def plot_comparison(
             ),
             tooltip=diff_tooltip,
         ),
-        base.mark_text(text="baseline", align="left", dx=6, fontStyle="italic", color="#555555")
-        .encode(x="zero:Q")
-        .transform_filter("!isValid(datum.diff)"),
+        *([] if pairwise else labels),
     ).properties(width=_WIDTH, height=alt.Step(22))
+    named = against.removeprefix("from ")
+    default_title = (
+        "Every pair of systems compared"
+        if against == _EVERY_PAIR
+        else f"Systems compared with the baseline{'s' if ', ' in named else ''} {named}"
+    )
     chart = alt.hconcat(
-        means.facet(row=row, data=data).resolve_scale(x="independent"),
+        means.facet(row=row, data=means_data).resolve_scale(x="independent"),
         differences.facet(row=row, data=diffs).resolve_scale(x="independent"),
         title=alt.TitleParams(
-            title or f"Systems compared with the baseline {baseline}",
+            title or default_title,
             subtitle=method_words(data),
             subtitleColor="#555555",
         ),
     ).resolve_scale(color="independent")
     return cast("altair.HConcatChart", chart)
+
+
+_EVERY_PAIR = "of each pair, system - other"
+
+
+def _pairs(
+    data: pl.DataFrame, system: str, panel: Sequence[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+    """The means and the differences of a comparison with a ``baseline`` column.
+
+    Each system's mean comes from its own row (``baseline`` null; with a list
+    of baselines only those have one) or else its first pair; each pair's row
+    is drawn as ``system - baseline``. Also the words of the difference axis.
+    """
+    other = pl.col("baseline").cast(pl.String)
+    means = data.sort(other.is_not_null(), maintain_order=True).unique(
+        [*panel, system], keep="first", maintain_order=True
+    )
+    pairs = data.filter(other.is_not_null()).with_columns(
+        _row=pl.format("{} - {}", pl.col(system), other)
+    )
+    listed = data.filter(other.is_null())[system].unique().sort().to_list()
+    every = set(listed) == set(data[system].unique().to_list())
+    against = _EVERY_PAIR if every else f"from {', '.join(repr(b) for b in listed)}"
+    return means, pairs, against
 
 
 def plot_distribution(

@@ -45,7 +45,6 @@ from typing import Any, Literal, cast
 
 import numpy as np
 import polars as pl
-from scipy import optimize, stats
 
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller, collected
 from polars_rankmetrics._measures import lookup
@@ -423,6 +422,8 @@ def _solve(
     conventions: dict[str, Any],
 ) -> FloatArray:
     metric = _full_rank_values(label, n_items, conventions)
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
     k = cast("int", parse_metric(label).k)
     size = n_sampled + 1
     gram = np.zeros((size, size))
@@ -458,6 +459,8 @@ def _bounded_least_squares(
     diag(sqrt w) V', it is ||L c - d||^2 + const for d = diag(1 / sqrt w) V' h
     (h lies in the range of G): a bounded least-squares problem of size n + 1.
     """
+    from scipy import optimize  # noqa: PLC0415 - loaded on use: the import stays light
+
     w, v = np.linalg.eigh(gram)
     keep = w > w.max() * 1e-15
     root = np.sqrt(w[keep])

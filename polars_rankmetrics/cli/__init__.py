@@ -25,14 +25,17 @@ import time
 import warnings
 from collections.abc import Sequence
 
+import polars as pl
 from polars.exceptions import PolarsError
 
 from polars_rankmetrics._progress import logger
+from polars_rankmetrics._version import package_version
 from polars_rankmetrics.cli import compare, demo, evaluate, fuse, gate, kaggle, trec
 from polars_rankmetrics.cli._common import (
     CliError,
     Parser,
     cli_words,
+    file_words,
     one_line,
     progress,
     shows_progress,
@@ -51,10 +54,17 @@ def build_parser() -> Parser:
     parser = Parser(
         prog="rankmetrics", description="Ranking metrics for recommendation and search results."
     )
+    parser.add_argument("--version", action="version", version=_version())
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.add(subparsers)
     return parser
+
+
+def _version() -> str:
+    """``rankmetrics --version``: the package's, with the Polars and Python it runs on."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"rankmetrics {package_version()} (polars {pl.__version__}, Python {python})"
 
 
 STDOUT_CLOSED = 141
@@ -135,16 +145,34 @@ def _run(args: argparse.Namespace, name: str) -> int:
         except Exception as error:  # every failure is one line, never a traceback
             for warning in caught:
                 warn(name, str(warning.message))
-            message = cli_words(one_line(error), args.command_parser)
-            message = direction_words(message, args.command_parser)
+            message = _words(one_line(error), args)
             if not isinstance(error, (CliError, ValueError, TypeError, OSError, PolarsError)):
                 message = f"{type(error).__name__}: {message}"
             print(f"rankmetrics {name}: error: {message}", file=sys.stderr)
             return 2
     for warning in caught:
-        warn(name, cli_words(str(warning.message), args.command_parser))
+        warn(name, _words(str(warning.message), args))
     progress(args, name, f"done in {time.perf_counter() - args.started:.1f} s")
     return status
+
+
+def _words(message: str, args: argparse.Namespace) -> str:
+    """A library message in the command's words: its options and its files' names."""
+    advised = direction_words(cli_words(message, args.command_parser), args.command_parser)
+    return file_words(advised, _files_by_role(args))
+
+
+def _files_by_role(args: argparse.Namespace) -> dict[str, str]:
+    """The file each frame of the library (``recs``, ``truth``...) was read from."""
+    files: dict[str, str] = {}
+    given = getattr(args, "files", None)  # compare: RECS [TRUTH], unless --trec
+    if isinstance(given, list) and given and not getattr(args, "trec", False):
+        files.update(zip(("recs", "truth"), given, strict=False))
+    for role in ("recs", "truth", "interactions", "items"):
+        path = getattr(args, role, None)
+        if isinstance(path, str):
+            files[role] = path
+    return files
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@
 * :func:`check_output`, :func:`write_frame`: never write over an input, a
   directory or an unknown format; the format follows the extension.
 * :func:`show`: a result on stdout as a table, CSV, TSV, JSON or NDJSON.
-* :func:`cli_words`: advice written for the Python API (``duplicates='first'``)
-  rewritten in the command's own words (``--duplicates first``).
+* :func:`cli_words`, :func:`file_words`: advice written for the Python API
+  (``duplicates='first'``, ``recs is missing ...``) rewritten in the command's own
+  words (``--duplicates first``, ``recs.parquet is missing ...``).
 * :func:`warn_if_few_ids_match`: the overlap warning of
   :mod:`polars_rankmetrics._pipeline.overlap`, on stderr.
 """
@@ -18,12 +19,14 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
 import time
 import typing
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -31,12 +34,14 @@ import polars as pl
 
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
+from polars_rankmetrics.conventions import PRESETS, Conventions
 from polars_rankmetrics.options import DEFAULTS, EvaluateOptions, ListInputs, names
 
 __all__ = [
     "DISPLAY_FORMATS",
     "OUTPUT_FORMATS",
     "CliError",
+    "IdTypeWarning",
     "Inputs",
     "Parser",
     "add_api_options",
@@ -44,7 +49,11 @@ __all__ = [
     "check_input",
     "check_output",
     "cli_words",
+    "convention_help",
+    "file_words",
     "ids_as_text",
+    "integers_as_written",
+    "is_text_file",
     "one_line",
     "progress",
     "read_frame",
@@ -99,38 +108,92 @@ def progress(args: argparse.Namespace, command: str, message: str) -> None:
 
 # ---------------------------------------------------------------- advice in CLI words
 
-_ASSIGNMENT = re.compile(r"\b([a-z][a-z_]*)=(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+))")
+_ASSIGNMENT = re.compile(
+    r"\b([a-z][a-z_]*)(?:\[\d+\])?="
+    r"(?:'([^']*)'|\"([^\"]*)\"|(-?[\w.]+)|(?=[\s),;]|$))"
+)
+# "example row: user=0, item=459, rank=1", up to the end of its problem
+_EXAMPLE_ROW = re.compile(r"(example row: .*?)(?=; | - |$)")
+# phrases of library advice and their command-line form
+_PHRASES = {
+    "with the keyword of that role": "with the option of that role",
+    "(it may be None only when": "(it may be left out only when",
+}
 
 
 def cli_words(message: str, parser: argparse.ArgumentParser) -> str:
     """Rewrite ``name='value'`` advice as the option of ``parser`` that sets ``name``.
 
     Library messages speak Python (``pass duplicates='first'``); on the
-    command line the same advice reads ``pass --duplicates first``. Names the
-    parser has no option for are left as they are.
+    command line the same advice reads ``pass --duplicates first``. A bare
+    ``name=`` becomes the option alone (``(system=)``: ``(--system)``), an
+    item of a list keyword its option (``by[0]='model'``: ``--by model``),
+    and a keyword the command takes as a file (``pass truth=``) says so
+    (``pass a truth file``). Names the parser has no option for are left as
+    they are.
 
     Examples
     --------
     >>> parser = Parser(prog="demo")
     >>> _ = parser.add_argument("--users-without-recs")
+    >>> _ = parser.add_argument("--by", nargs="+")
+    >>> _ = parser.add_argument("truth")
     >>> cli_words("pass users_without_recs='exclude' or k=3", parser)
     'pass --users-without-recs exclude or k=3'
+    >>> cli_words("column 'model' for by[0]='model'; pass truth= (it may be None only when", parser)
+    "column 'model' for --by model; pass a truth file (it may be left out only when"
+    >>> cli_words("pass users_without_recs='exclude'; example row: users_without_recs=3", parser)
+    'pass --users-without-recs exclude; example row: users_without_recs=3'
     """
     flags: dict[str, str] = {}
+    files: set[str] = set()
     for action in parser._actions:
         longest = max(action.option_strings, key=len, default=None)
         if longest is not None:
             flags[action.dest] = longest
             flags.setdefault(longest.lstrip("-").replace("-", "_"), longest)
+        elif action.dest != "command":
+            files.add(action.dest)
 
     def replace(match: re.Match[str]) -> str:
-        flag = flags.get(match[1])
+        name = match[1]
+        value = next((group for group in match.groups()[1:] if group is not None), None)
+        flag = flags.get(name)
         if flag is None:
-            return match[0]
-        value = next(group for group in match.groups()[1:] if group is not None)
-        return f"{flag} {value}"
+            return f"a {name} file" if value is None and name in files else match[0]
+        return flag if value is None else f"{flag} {value}"
 
-    return _ASSIGNMENT.sub(replace, message)
+    # an example row quotes the data (user=0, item=459): it stays as it is
+    parts = _EXAMPLE_ROW.split(message)
+    message = "".join(
+        part if index % 2 else _ASSIGNMENT.sub(replace, part) for index, part in enumerate(parts)
+    )
+    for phrase, words in _PHRASES.items():
+        message = message.replace(phrase, words)
+    return message
+
+
+def file_words(message: str, files: Mapping[str, str]) -> str:
+    """Name the files where a library message names its frames (``recs``, ``truth``...).
+
+    ``files`` maps a frame's name in the library (``"recs"``) to the file the
+    command read it from. A message (or one of its ``- `` problems) that starts
+    with the frame's name, and every ``recs column ...``, then names the file.
+
+    Examples
+    --------
+    >>> file_words("recs is missing column 'rank'", {"recs": "recs.parquet"})
+    "recs.parquet is missing column 'rank'"
+    >>> file_words("invalid input: - recs has 2 rows with a duplicated", {"recs": "r.csv"})
+    'invalid input: - r.csv has 2 rows with a duplicated'
+    >>> file_words("truth column 'rel' (relevance) has 2 NaN value(s)", {"truth": "t.csv"})
+    "t.csv column 'rel' (relevance) has 2 NaN value(s)"
+    """
+    for role, path in files.items():
+        name = path.replace("\\", "\\\\")  # a replacement string reads backslashes
+        message = re.sub(rf"(?:^|(?<=- )){role}(?= )", name, message)
+        message = re.sub(rf"\b{role} column\b", f"{name} column", message)
+    return message
 
 
 # ---------------------------------------------------------------- input files
@@ -280,44 +343,133 @@ def _common_integer(dtypes: Sequence[pl.DataType]) -> pl.DataType | None:
     return None if target == pl.String else target
 
 
+# an integer as a program writes one: no leading zero, sign only for a negative, no spaces
+_WRITTEN_INTEGER = r"^-?(?:0|[1-9][0-9]*)$"
+
+
+def integers_as_written(frame: pl.DataFrame, column: str) -> bool:
+    """Whether a text column holds integers written plainly, each within Int64.
+
+    ``"10"``, ``"-3"`` and ``"0"`` are; ``"00123"`` (a code whose zeros
+    matter), ``"+5"``, ``" 5"``, ``"1.0"`` and ``"9223372036854775808"`` are
+    not. Nulls are no evidence either way.
+
+    Examples
+    --------
+    >>> integers_as_written(pl.DataFrame({"item": ["2", "10", None]}), "item")
+    True
+    >>> integers_as_written(pl.DataFrame({"item": ["2", "00123"]}), "item")
+    False
+    """
+    values = frame.get_column(column).drop_nulls()
+    return bool(
+        values.str.contains(_WRITTEN_INTEGER).all()
+        and values.cast(pl.Int64, strict=False).null_count() == 0
+    )
+
+
+def is_text_file(path: str) -> bool:
+    """A CSV or TSV file (gzip-compressed or not): its ids are read as written, as text."""
+    return _input_format(Path(path))[0] in ("csv", "tsv")
+
+
+class IdTypeWarning(UserWarning):
+    """The files' formats decide how ids compare: some give numbers, some text."""
+
+
 def unify_ids(
-    files: Mapping[str, tuple[str, pl.DataFrame]], columns: Sequence[str]
+    files: Mapping[str, tuple[str, pl.DataFrame]],
+    columns: Sequence[str],
+    *,
+    written: Collection[str] = (),
+    ids: Collection[str] = (),
+    warn_text: bool = True,
 ) -> dict[str, pl.DataFrame]:
     """Give each id column one dtype in every file that has it: numbers or text.
 
     ``files`` maps a role (``"recs"``, ``"truth"``...) to the file's name (for
-    messages) and its frame; the frames come back under the same roles. A
-    column held by two or more files is compared
+    messages) and its frame; the frames come back under the same roles.
+    ``written`` names the roles read from text files (CSV/TSV, their ids read
+    as written); ``ids`` the columns that are ids even in one file alone (the
+    user and item: their order breaks ties). A column held by two or more
+    files, or one of ``ids``, is compared
 
     * **as numbers** when every file gives it as numbers: integers (a float
-      column of whole numbers counts as Int64, ``1.0`` is ``1``), cast to the
-      one integer dtype that holds them all exactly (Int32 and Int64: Int64;
-      UInt64 and Int64: Int128). Equal scores then break on the ids' values,
-      exactly as :func:`polars_rankmetrics.evaluate` does on the same frames;
+      column of whole numbers counts as Int64, ``1.0`` is ``1``) and the
+      text of a CSV/TSV file that writes integers plainly (``10``, not
+      ``00123``: :func:`integers_as_written`), as Polars' own CSV reader
+      reads them, cast to the one integer dtype that holds them all exactly
+      (Int32 and Int64: Int64; UInt64 and Int64: Int128). Equal scores then
+      break on the ids' values, whatever the files' formats, exactly as
+      :func:`polars_rankmetrics.evaluate` does on the same integers;
     * **as text** (:func:`ids_as_text`) in every file otherwise: a text file
-      (CSV/TSV ids are read as written, ``00123``), a string, categorical or
-      other column, numbers in one file and text in another, or integers no
+      with an id that is not a plain integer (``00123`` stays ``00123``), a
+      string, categorical or other column of a typed file, or integers no
       integer dtype holds together (UInt128 with a signed type). Equal scores
       then break on the text (``"9"`` above ``"10"`` under the default
-      ``item_desc`` rule).
+      ``item_desc`` rule). Where some file gave the column as numbers, an
+      :class:`IdTypeWarning` names the files (unless ``warn_text`` is off).
 
-    A column only one file has is left as it is (a label such as a model name).
+    A column only one file has, not one of ``ids``, is left as it is (a label
+    such as a model name).
     """
     frames = {role: frame for role, (_, frame) in files.items()}
     for column in columns:
         holders = [role for role, frame in frames.items() if column in frame.columns]
-        if len(holders) < 2:
+        if len(holders) < 2 and not (holders and column in ids):
             continue
         for role in holders:
             if frames[role].schema[column].is_float():
                 frames[role] = _whole_floats_as_integers(frames[role], column, name=files[role][0])
-        target = _common_integer([frames[role].schema[column] for role in holders])
+        plain = {
+            role
+            for role in holders
+            if role in written
+            and frames[role].schema[column] == pl.String
+            and integers_as_written(frames[role], column)
+        }
+        dtypes = [pl.Int64() if role in plain else frames[role].schema[column] for role in holders]
+        target = _common_integer(dtypes)
+        if target is None and warn_text:
+            _warn_text_ids(files, frames, column, holders, plain)
         for role in holders:
             if target is None:
                 frames[role] = ids_as_text(frames[role], [column], name=files[role][0])
             elif frames[role].schema[column] != target:
                 frames[role] = frames[role].with_columns(pl.col(column).cast(target))
     return frames
+
+
+def _warn_text_ids(
+    files: Mapping[str, tuple[str, pl.DataFrame]],
+    frames: Mapping[str, pl.DataFrame],
+    column: str,
+    holders: Sequence[str],
+    plain: Collection[str],
+) -> None:
+    """Warn that ids some files give as numbers are compared as text, naming the files."""
+    numbers = [
+        role for role in holders if role in plain or frames[role].schema[column].is_integer()
+    ]
+    text = [role for role in holders if role not in numbers]
+    if not numbers or not text:
+        return  # text in every file: no format decided it
+    values = frames[text[0]].get_column(column).drop_nulls()
+    shown = values.cast(pl.String)
+    odd = shown.filter(~shown.str.contains(_WRITTEN_INTEGER))
+    example = f", e.g. {shorten(odd[0])}" if len(odd) else ""
+    dtype = frames[text[0]].schema[column]
+    held = "text" if dtype == pl.String else f"{dtype} values"
+    warnings.warn(
+        f"{' and '.join(files[r][0] for r in numbers)} "
+        f"give{'s' if len(numbers) == 1 else ''} column {column!r} as numbers, "
+        f"{' and '.join(files[r][0] for r in text)} as {held}{example}: its ids are compared "
+        "as text in every file, so equal scores break by text order ('9' after '10' under "
+        "--ties item_desc), not by value; write them as integers in every file (in CSV "
+        "without leading zeros) to compare them as numbers",
+        IdTypeWarning,
+        stacklevel=2,
+    )
 
 
 def warn_if_few_ids_match(
@@ -352,8 +504,9 @@ def read_inputs(
     ``args`` holds the roles (``user``, ``item``, ``by``, ``rank``, ``score``)
     and the side files (``interactions``, ``items``; ``None`` when not given).
     The key columns are ids of one dtype in every file that has them
-    (:func:`unify_ids`: numbers where every such file gives numbers, else
-    text); ``by`` columns only in the recommendations (models) are labels and
+    (:func:`unify_ids`: numbers where every such file gives numbers, a CSV
+    file's plainly written integers included, else text); ``by`` columns only
+    in the recommendations (models) are labels and
     keep their type; the rank column, unless ``--score`` derives the ranks, is
     read as whole numbers. Warns when the recommendations and the truth share
     (almost) no ids.
@@ -369,7 +522,8 @@ def read_inputs(
         if path is not None:
             progress(args, command, f"reading {path}")
             files[role] = (path, read_frame(path, text_columns=keys))
-    frames = unify_ids(files, keys)
+    written = [role for role, (path, _) in files.items() if is_text_file(path)]
+    frames = unify_ids(files, keys, written=written, ids=[args.user, args.item])
     recs, truth = frames["recs"], frames.get("truth")
     if truth_path is not None and truth is not None:
         ids = [key for key in (args.user, args.item) if key in recs.columns and key in truth]
@@ -398,12 +552,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(path: str, *, inputs: Sequence[str], option: str) -> Path:
+def check_output(
+    path: str,
+    *,
+    inputs: Sequence[str],
+    option: str,
+    formats: Mapping[str, str] = OUTPUT_FORMATS,
+) -> Path:
     """Refuse an output path before any work: an input, a directory, unwritable, unknown type.
 
     ``inputs`` are the command's input files (compared after resolving links
     and relative parts, so ``./truth.csv`` is ``truth.csv``); ``option`` names
-    the option in messages.
+    the option in messages; ``formats`` maps the extensions the option writes
+    to their formats (by default those of :func:`write_frame`).
     """
     file = Path(path)
     for source in inputs:
@@ -412,8 +573,8 @@ def check_output(path: str, *, inputs: Sequence[str], option: str) -> Path:
     if file.is_dir():
         raise CliError(f"{option} {path}: is a directory; give a file name")
     suffix = file.suffix.lower()
-    if suffix not in OUTPUT_FORMATS:
-        known = ", ".join(sorted(OUTPUT_FORMATS))
+    if suffix not in formats:
+        known = ", ".join(sorted(formats))
         raise CliError(f"{option} {path}: unknown output type {suffix or '(none)'!r}; use {known}")
     parent = file.parent
     if not parent.is_dir():
@@ -513,24 +674,63 @@ def add_api_options(
     applies. Returns the ``dest`` names, to pass back with :func:`api_options`.
     """
     hints = typing.get_type_hints(EvaluateOptions)
+    described = convention_help()
     options = parser.add_argument_group(group)
     for name in names:
         hint = hints[name]
-        default = DEFAULTS[name]
         flag = "--" + name.replace("_", "-")
-        shown = "" if default is None else f" (default: {default})"
+        # argparse formats help with %: a literal one is doubled
+        text = described.get(name, f"see evaluate() (default: {DEFAULTS[name]})")
+        text = text.replace("%", "%%")
         kinds = _flatten(hint)
         choices = [kind for kind in kinds if isinstance(kind, str)]
         if choices:
-            options.add_argument(flag, choices=choices, help=f"see evaluate(){shown}")
+            options.add_argument(flag, choices=choices, help=text)
         elif float in kinds or int in kinds:
             numeric = float if float in kinds else int
-            options.add_argument(flag, type=numeric, help=f"see evaluate(){shown}")
+            options.add_argument(flag, type=numeric, help=text)
         else:  # pragma: no cover - a new kind of option needs a rule here
             raise TypeError(f"no command-line rule for option {name!r} of type {hint}")
         # the API's default applies unless the option is given
         parser.set_defaults(**{name: None})
     return list(names)
+
+
+def convention_help() -> dict[str, str]:
+    """One help text per convention option, from :class:`Conventions`' own attribute docs.
+
+    Each is the attribute's description in plain words (no reST quoting),
+    with the value of each preset: the docstring stays the one place a
+    convention is described.
+
+    Examples
+    --------
+    >>> print(convention_help()["duplicates"])
+    An item recommended twice in a list: error or first. (default: error; trec: error)
+    """
+    doc = inspect.getdoc(Conventions) or ""
+    section = doc.split("Attributes\n----------\n", 1)[1].split("\n\n", 1)[0]
+    described: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        if line and not line[0].isspace():
+            described[line.strip()] = []
+        elif described:
+            described[next(reversed(described))].append(line.strip())
+    helps = {}
+    for name, lines in described.items():
+        if name not in PRESETS["default"].__dataclass_fields__ or name == "preset":
+            continue
+        words = re.sub(r"``\"?([^`\"]*)\"?``", r"\1", " ".join(lines))
+        words = words.replace("None", "not given")  # an option left out is the API's None
+        values = "; ".join(
+            f"{preset}: {getattr(PRESETS[preset], name) or 'not given'}" for preset in PRESETS
+        )
+        helps[name] = f"{words} (default: {values.removeprefix('default: ')})"
+    helps["conventions"] = (
+        "the preset the conventions left out take their values from: default, or trec for "
+        "trec_eval's numbers (default: default)"
+    )
+    return helps
 
 
 def _flatten(hint: Any) -> list[Any]:

@@ -18,7 +18,8 @@ It prints :func:`polars_rankmetrics.report` of :func:`polars_rankmetrics.compare
 (Markdown by default; ``--format latex``, ``html``, or the comparison frame
 itself as ``csv`` or ``json``). Files are read with the id rule of
 ``rankmetrics evaluate`` (:func:`polars_rankmetrics.cli._common.read_inputs`):
-ids are numbers where every file gives numbers, else text in every file.
+ids are numbers where every file gives numbers (a CSV's plainly written
+integers included), else text in every file.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ import polars as pl
 from polars_rankmetrics._measures import all_measures, lookup
 from polars_rankmetrics.analysis import _stats
 from polars_rankmetrics.analysis.compare import compare
-from polars_rankmetrics.analysis.report import report
+from polars_rankmetrics.analysis.report import Format, report
 from polars_rankmetrics.cli._common import (
+    OUTPUT_FORMATS,
+    CliError,
     add_api_options,
     add_list_inputs,
     api_options,
     check_input,
     check_output,
+    is_text_file,
     list_inputs,
     read_frame,
     read_inputs,
@@ -53,8 +57,12 @@ from polars_rankmetrics.cli._measures import (
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
 from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.options import DEFAULTS, ListInputs, names
 
-__all__ = ["add", "run"]
+__all__ = ["REPORT_FORMATS", "add", "run"]
+
+REPORT_FORMATS: dict[str, Format] = {".md": "markdown", ".tex": "latex", ".html": "html"}
+"""The extensions of ``--output`` that write the report (``prm.report``'s formats)."""
 
 
 def add(subparsers: Any) -> argparse.ArgumentParser:
@@ -65,8 +73,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         description="Compare several systems on the same truth: each system's mean with its "
         "interval, the paired difference from the baseline (or between every pair) with a "
         "paired test corrected for multiple comparisons, printed as a table. Ids are read "
-        "as rankmetrics evaluate reads them: numbers where every file gives numbers (ties "
-        "then break by value), else text in every file (ties break by text).",
+        "as rankmetrics evaluate reads them: numbers where every file gives numbers, a "
+        "CSV's plain integers included (ties then break by value), else text in every file "
+        "(ties break by text).",
     )
     command.add_argument(
         "files",
@@ -117,8 +126,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument(
         "--output",
         metavar="PATH",
-        help="also write the comparison frame to PATH (.parquet, .csv, .tsv, .json, .ndjson); "
-        "never over an input file",
+        help="also write the comparison to PATH: the frame (.parquet, .csv, .tsv, .json, "
+        ".ndjson) or the report (.md, .tex, .html, as --format markdown, latex, html); never "
+        "over an input file",
     )
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command)
@@ -162,7 +172,9 @@ def _with_side_files(
     for role, path in (("interactions", args.interactions), ("items", args.items)):
         if path is not None:
             files[role] = (path, read_frame(path, text_columns=["user", "item"]))
-    frames = unify_ids(files, ["user", "item"])
+    # TREC ids are text (trec_eval compares docnos as strings): the side files' follow
+    written = [role for role, (path, _) in list(files.items())[2:] if is_text_file(path)]
+    frames = unify_ids(files, ["user", "item"], written=written, warn_text=False)
     return frames["runs"], frames.get("interactions"), frames.get("items")
 
 
@@ -178,8 +190,38 @@ def _check_truthless(metrics: list[str]) -> None:
         )
 
 
+def _check_pairable(args: argparse.Namespace) -> None:
+    """Refuse a measure with no per-user values, advising the command that computes it."""
+    for label in args.metrics:
+        reason = lookup(parse_metric(label).name).unpaired_reason(label)
+        if reason is None:
+            continue
+        if args.trec:
+            instead = (
+                "rankmetrics evaluate on the runs written as one Parquet or CSV file with a "
+                f"model column: -m {label} --by model"
+            )
+        else:
+            instead = " ".join(_evaluate_words(args, label))
+        raise CliError(
+            f"compare cannot test {label!r}: {reason}; compute it per system with: {instead}"
+        )
+
+
+def _evaluate_words(args: argparse.Namespace, label: str) -> list[str]:
+    """``rankmetrics evaluate`` of one metric per system, with the options given here."""
+    words = ["rankmetrics", "evaluate", *args.files[:2], "-m", label, "--by", args.system]
+    words += args.by
+    for option in ("user", "item", "rank", "score", "relevance", *names(ListInputs)):
+        value = getattr(args, option, None)
+        if value is not None and value != DEFAULTS.get(option):
+            words += [f"--{option.replace('_', '-')}", str(value)]
+    return words
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare the systems the arguments name and print the report."""
+    _check_pairable(args)
     options: dict[str, Any] = {
         "baseline": args.baseline,
         "test": args.test,
@@ -200,9 +242,10 @@ def run(args: argparse.Namespace) -> int:
     if args.trec:
         options.setdefault("users_without_recs", "zero")
     inputs = [path for path in (*args.files, args.interactions, args.items) if path is not None]
-    output = (
-        None if args.output is None else check_output(args.output, inputs=inputs, option="--output")
-    )
+    output = None
+    if args.output is not None:
+        formats = {**OUTPUT_FORMATS, **REPORT_FORMATS}
+        output = check_output(args.output, inputs=inputs, option="--output", formats=formats)
     for path in (args.interactions, args.items):
         if path is not None:
             check_input(path)
@@ -234,9 +277,22 @@ def run(args: argparse.Namespace) -> int:
             **list_inputs(args, interactions, items),
         )  # fmt: skip
     if output is not None:
-        write_frame(result, output, option="--output")
+        _write(result, output, digits=args.digits)
     print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
     return 0
+
+
+def _write(result: pl.DataFrame, output: Path, *, digits: int) -> None:
+    """``--output``: the report where the extension names one of its formats, else the frame."""
+    kind = REPORT_FORMATS.get(output.suffix.lower())
+    if kind is None:
+        write_frame(result, output, option="--output")
+        return
+    text = str(report(result, format=kind, digits=digits)).rstrip("\n") + "\n"
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"--output {output}: cannot write: {error.strerror or error}") from None
 
 
 def _baseline(given: str | None, recs: pl.DataFrame, system: str) -> Any:

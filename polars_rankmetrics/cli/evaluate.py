@@ -48,10 +48,11 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         description="Evaluate long-format recommendations (user, item, rank or score) against "
         "a truth file (user, item[, rel]) and print the mean of each metric. Files: .parquet, "
         ".csv, .tsv (optionally .gz), .json, .ndjson. Ids are compared as numbers when every "
-        "file gives them as numbers (Parquet or JSON integers; 1.0 is 1), else as text "
-        "in every file (CSV/TSV ids as written, leading zeros kept); equal scores break on "
-        "the ids the same way: by value for numbers (10 above 9 under the default --ties "
-        "item_desc), by text for text ('9' above '10').",
+        "file gives them as numbers (Parquet or JSON integers, 1.0 is 1; CSV/TSV integers "
+        "written plainly, 10 but not 00123), so a file's format changes no number; else as "
+        "text in every file (as written, leading zeros kept), with a warning naming the files "
+        "that gave numbers. Equal scores break on the ids the same way: by value for numbers "
+        "(10 above 9 under the default --ties item_desc), by text for text ('9' above '10').",
     )
     command.add_argument("recs", help="recommendations file")
     command.add_argument(

@@ -25,6 +25,7 @@ from polars_rankmetrics.cli._common import (
     CliError,
     check_input,
     check_output,
+    is_text_file,
     progress,
     read_frame,
     show,
@@ -105,7 +106,8 @@ def _read(args: argparse.Namespace) -> dict[str, pl.DataFrame] | pl.DataFrame:
         for name, path in zip(_names(args.runs), args.runs, strict=True):
             progress(args, "fuse", f"reading {path}")
             files[name] = (path, read_frame(path, text_columns=keys))
-        frames = unify_ids(files, keys)
+        written = [name for name, (path, _) in files.items() if is_text_file(path)]
+        frames = unify_ids(files, keys, written=written, ids=keys)
     if args.run is None:
         return frames
     for name, frame in frames.items():

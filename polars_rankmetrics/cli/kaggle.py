@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from polars_rankmetrics.cli._common import check_input, check_output, progress, write_frame
+from polars_rankmetrics.cli._common import (
+    CliError,
+    check_input,
+    check_output,
+    progress,
+    write_frame,
+)
 from polars_rankmetrics.kaggle import PRESETS, _scored
 
 __all__ = ["add", "run"]
@@ -27,7 +33,16 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("submission", help="submission CSV (wide: 'id,items'; long: one row each)")
     command.add_argument("solution", help="solution CSV (wide or long) or OTTO labels .jsonl")
     choice = command.add_mutually_exclusive_group(required=True)
-    choice.add_argument("--metric", help="metric string, e.g. map@12, ndcg@5, recall@20")
+    # -m/--metrics as every other command names it; --metric as this one always did (unlisted)
+    choice.add_argument(
+        "-m",
+        "--metrics",
+        dest="metric",
+        nargs="+",
+        metavar="METRIC",
+        help="the metric string, e.g. map@12, ndcg@5, recall@20 (one: a leaderboard's score)",
+    )
+    choice.add_argument("--metric", dest="metric", nargs=1, help=argparse.SUPPRESS)
     choice.add_argument("--preset", choices=sorted(PRESETS), help="competition rules")
     command.add_argument("--layout", choices=_LAYOUTS, default="auto", help="submission layout")
     command.add_argument(
@@ -84,6 +99,12 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Score the submission; print the score with six decimals."""
+    if args.metric is not None and len(args.metric) > 1:
+        raise CliError(
+            f"-m: a submission gets one score, as on a leaderboard; got {len(args.metric)} "
+            f"metrics {args.metric}: run the command once per metric"
+        )
+    metric = None if args.metric is None else args.metric[0]
     inputs = [args.submission, args.solution]
     for path in inputs:
         check_input(path)
@@ -103,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     }
     progress(args, "kaggle", f"scoring {args.submission}")
     # one evaluation gives the per-id values and the score derived from them
-    scored = _scored(args.submission, args.solution, args.metric, **options)
+    scored = _scored(args.submission, args.solution, metric, **options)
     if per_user is not None:
         # the file's own name of its ids (customer_id), as the submission wrote it
         table = scored.table

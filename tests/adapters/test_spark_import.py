@@ -14,5 +14,7 @@ def test_import_without_pyspark_names_the_extra(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pyspark", None)
     monkeypatch.delitem(sys.modules, "polars_rankmetrics.spark", raising=False)
-    with pytest.raises(ImportError, match=r"pip install 'polars_rankmetrics\[spark\]'"):
+    with pytest.raises(
+        ImportError, match=r"pip install 'pyspark>=4.0' pyarrow \(the package's spark extra\)"
+    ):
         importlib.import_module("polars_rankmetrics.spark")

@@ -303,6 +303,41 @@ def test_comparison_with_other_by_columns(comparison: pl.DataFrame, tmp_path: Pa
     assert "ndcg@10 | fold=2" in panels
 
 
+@pytest.mark.parametrize(
+    ("baseline", "title", "pairs"),
+    [
+        (None, "Every pair of systems compared", 6),
+        (["random", "popularity"], "Systems compared with the baselines 'popularity', 'random'", 5),
+    ],
+)
+def test_comparison_of_every_pair(
+    sample, baseline: list[str] | None, title: str, pairs: int, tmp_path: Path
+) -> None:
+    # compare(...) without a baseline, a notebook's first call: a `baseline` column names
+    # each row's other system; the chart failed in to_dict() on those labels
+    compared = prm.compare(
+        sample.recs, sample.truth, ["ndcg@10", "recall@20"], score="score", relevance="rel",
+        baseline=baseline,
+    )  # fmt: skip
+    spec = render(plot_comparison(compared), tmp_path / "pairs.png")
+    assert spec["title"]["text"] == title
+    means, diffs = (
+        next(values for values in spec["datasets"].values() if values and test(values[0]))
+        for test in (lambda row: "zero" not in row, lambda row: "zero" in row)
+    )
+    # every system's mean once per metric, every pair's difference as "system - other"
+    assert sorted((row["metric"], row["system"]) for row in means) == sorted(
+        (metric, model) for metric in ("ndcg@10", "recall@20") for model in MODELS
+    )
+    assert len(diffs) == 2 * pairs
+    assert all(row["_row"] == f"{row['system']} - {row['baseline']}" for row in diffs)
+    assert "item_knn - popularity" in {row["_row"] for row in diffs}
+    assert all(row["diff"] is not None for row in diffs)
+    assert "baseline" not in [
+        node["mark"].get("text") for node in walk(spec) if isinstance(node.get("mark"), dict)
+    ]
+
+
 def test_distribution_without_zeros_draws_only_the_boxes(tmp_path: Path) -> None:
     # novelty is never 0: an all-empty "users at 0" panel would say nothing
     per_user = pl.DataFrame(
@@ -434,7 +469,9 @@ def test_without_altair_the_error_names_the_extra(
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", blocked)
-    with pytest.raises(ImportError, match=r'pip install "polars_rankmetrics\[plot\]"'):
+    with pytest.raises(
+        ImportError, match=r"pip install altair vl-convert-python \(the package's plot extra\)"
+    ):
         plot_curves(curves)
 
 
@@ -460,3 +497,10 @@ def test_trec_charts_say_queries(tmp_path: Path) -> None:
     assert "share of queries with map = 0" in titles
     assert "mean over queries" in titles
     assert not [title for title in titles if "user" in title]
+
+
+def test_every_chart_is_at_the_top_level() -> None:
+    # prm.plot_curves(...) as prm.plot_critical_difference(...): no deep import to find
+    for name in plots.__all__:
+        assert name in prm.__all__, name
+        assert getattr(prm, name) is getattr(plots, name)

@@ -245,32 +245,36 @@ def _score(tmp: Path, recs: pl.DataFrame, truth: pl.DataFrame, recs_ext: str, tr
 )
 @pytest.mark.parametrize("formats", [(".parquet", ".csv"), (".csv", ".parquet"),
                                      (".parquet", ".parquet"), (".csv", ".csv")])  # fmt: skip
-def test_ids_are_numbers_where_every_file_has_numbers_else_text(
+def test_ids_are_numbers_where_every_file_gives_numbers_else_text(
     recs_user: pl.Series,
     formats: tuple[str, str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # item ids 10 / 9 / 100 sort differently as text and as numbers: ties follow the
-    # numbers when both files hold integer items (Parquet), else the text
+    # numbers, in every format (a CSV's plain integers are numbers), as evaluate() does
     recs = pl.DataFrame({
         "user": recs_user, "item": [10, 9, 100, 5, 6], "score": [1.0, 1.0, 1.0, 0.5, 0.4]
     })  # fmt: skip
     truth = pl.DataFrame({"user": [1, 2], "item": [9, 6]})
     got, err = _score(tmp_path, recs, truth, *formats, capsys, "--score", "score")
     if recs_user.dtype == pl.Float64 and formats[0] == ".csv":
-        # the CSV says "1.0": text is compared as written, and the mismatch is warned about
+        # the CSV says "1.0", no integer as written: text, and the mismatch is warned about
         assert "share few ids: 0 of 2 user id(s)" in err
         assert "'1.0' only in" in err
         return
-    # as text, item_desc ties: "9" > "100" > "10", so 9 is first for user 1; as numbers
-    # 100 > 10 > 9, so 9 is third
-    first = 0.5 if formats == (".parquet", ".parquet") else 1.0
+    # as numbers, item_desc ties: 100 > 10 > 9, so 9 is third for user 1 (as text,
+    # "9" > "100" > "10" would put it first)
     assert got == [
-        {"user": "1", "ndcg@3": first},
+        {"user": "1", "ndcg@3": 0.5},
         {"user": "2", "ndcg@3": pytest.approx(1 / __import__("math").log2(3))},
     ]
-    assert "warning" not in err
+    if recs_user.dtype == pl.String and formats[0] == ".parquet":
+        # text users in a typed file: users are compared as text, and the files are named
+        assert f"{tmp_path / 'recs.parquet'} as text" in err
+        assert "column 'user' as numbers" in err
+    else:
+        assert "warning" not in err
 
 
 def test_fractional_float_ids_are_refused(
@@ -324,28 +328,66 @@ def test_trec_warns_when_run_and_qrels_share_no_query(
 def test_parquet_and_csv_give_the_same_table_for_the_same_ids(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the same ids give the same numbers whatever the format: text ids in Parquet are the
-    # CSV's text ids; integer ids in Parquet tie-break by value, as evaluate() does
+    # the same ids give the same numbers whatever the format: integer ids in Parquet and
+    # the same ids written in CSV tie-break by value, as evaluate() does on the frames;
+    # text ids in Parquet, by text, as evaluate() on text ids
     sample = prm.sample_data(n_users=60, n_items=40)
     recs = sample.recs.drop("model").filter(pl.col("user") >= 0).unique(["user", "item"])
     truth = sample.truth
-    text = {name: pl.col(name).cast(pl.String) for name in ("user", "item")}
-    tables = []
-    for recs_ext, truth_ext in ((".parquet", ".parquet"), (".csv", ".parquet"), (".csv", ".csv")):
-        got, _ = _score(tmp_path, recs.with_columns(**text), truth.with_columns(**text),
-                        recs_ext, truth_ext, capsys, "--score", "score")  # fmt: skip
-        tables.append(pl.DataFrame(got))
-    assert_frame_equal(tables[0], tables[1])
-    assert_frame_equal(tables[0], tables[2])
-    expected = prm.evaluate(recs.with_columns(**text), truth.with_columns(**text), "ndcg@3",
-                            score="score", per_user=True).sort("user")  # fmt: skip
-    assert_frame_equal(tables[0], expected)
-    got, _ = _score(tmp_path, recs, truth, ".parquet", ".parquet", capsys, "--score", "score")
     expected = prm.evaluate(recs, truth, "ndcg@3", score="score", per_user=True)
-    assert_frame_equal(
-        pl.DataFrame(got),
-        expected.with_columns(text["user"]).sort("user"),
+    expected = expected.with_columns(pl.col("user").cast(pl.String)).sort("user")
+    for formats in ((".parquet", ".parquet"), (".csv", ".parquet"), (".parquet", ".csv"),
+                    (".csv", ".csv")):  # fmt: skip
+        got, err = _score(tmp_path, recs, truth, *formats, capsys, "--score", "score")
+        assert_frame_equal(pl.DataFrame(got), expected)
+        assert "compared as text" not in err
+    text = {name: pl.col(name).cast(pl.String) for name in ("user", "item")}
+    got, err = _score(tmp_path, recs.with_columns(**text), truth.with_columns(**text),
+                      ".parquet", ".parquet", capsys, "--score", "score")  # fmt: skip
+    as_text = prm.evaluate(recs.with_columns(**text), truth.with_columns(**text), "ndcg@3",
+                           score="score", per_user=True).sort("user")  # fmt: skip
+    assert_frame_equal(pl.DataFrame(got), as_text)
+    assert not pl.DataFrame(got).equals(expected)  # the sample's ties: the orders differ
+
+
+def test_one_csv_truth_gives_the_number_of_the_parquet_truth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the case: items 2 and 10 tie, the truth is item 10; read as text the CSV put
+    # "2" first (MRR 0.5), the Parquet truth 10 first (MRR 1.0)
+    recs = pl.DataFrame({"user": [1, 1], "item": [2, 10], "score": [0.5, 0.5]})
+    truth = pl.DataFrame({"user": [1], "item": [10]})
+    recs.write_parquet(tmp_path / "recs.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    truth.write_csv(tmp_path / "truth.csv")
+    recs.write_csv(tmp_path / "recs.csv")
+    assert prm.evaluate(recs, truth, "mrr", score="score")["mrr"].item() == 1.0
+    for pair in (("recs.parquet", "truth.parquet"), ("recs.parquet", "truth.csv"),
+                 ("recs.csv", "truth.csv"), ("recs.csv", "truth.parquet")):  # fmt: skip
+        files = [str(tmp_path / name) for name in pair]
+        assert main(["evaluate", *files, "-m", "mrr", "--score", "score", "--format", "csv"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == "mrr\n1.0\n", pair
+        assert captured.err == ""
+
+
+def test_ids_that_are_no_plain_integers_stay_text_and_the_files_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "0010" is a code whose zeros matter, not the number 10: the ids are text in every
+    # file, and a warning names the files whose formats decided it
+    pl.DataFrame({"user": [1, 1], "item": [2, 10], "score": [0.5, 0.5]}).write_parquet(
+        tmp_path / "recs.parquet"
     )
+    (tmp_path / "truth.csv").write_text("user,item\n1,0010\n1,10\n")
+    files = [str(tmp_path / "recs.parquet"), str(tmp_path / "truth.csv")]
+    assert main(["evaluate", *files, "-m", "mrr", "--score", "score", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "mrr\n0.5\n"  # "2" before "10" as text
+    assert (
+        f"rankmetrics evaluate: warning: {files[0]} gives column 'item' as numbers, {files[1]} "
+        "as text, e.g. '0010': its ids are compared as text in every file"
+    ) in captured.err
 
 
 def test_per_user_and_means_come_from_one_pass(tmp_path: Path) -> None:

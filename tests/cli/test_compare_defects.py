@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import polars_rankmetrics as prm
 from polars_rankmetrics.cli import main
 
 
@@ -80,3 +81,35 @@ def test_trec_pairs_every_judged_query(tmp_path: Path) -> None:
     assert rows["partial"]["n"] == 3
     assert rows["partial"]["mean"] == pytest.approx(1 / 3)
     assert rows["partial"]["n_paired"] == 3
+
+
+@pytest.mark.parametrize(
+    ("suffix", "kind"), [(".md", "markdown"), (".tex", "latex"), (".html", "html")]
+)
+def test_output_writes_the_report_in_the_format_of_its_extension(
+    files: tuple[str, str], tmp_path: Path, suffix: str, kind: str
+) -> None:
+    target = tmp_path / f"report{suffix}"
+    status, out, err = _run(
+        ["compare", *files, "-m", "mrr", "--baseline", "1", "--output", str(target)]
+    )
+    assert status == 0, err
+    compared = prm.compare(pl.read_parquet(files[0]), pl.read_parquet(files[1]), "mrr", baseline=1)
+    expected = str(prm.report(compared, format=kind)).rstrip("\n") + "\n"
+    assert target.read_text() == expected
+    # stdout keeps its own format (Markdown by default)
+    assert out.rstrip("\n") == str(prm.report(compared)).rstrip("\n")
+
+
+def test_a_group_measure_is_refused_with_the_command_that_computes_it(
+    files: tuple[str, str],
+) -> None:
+    status, _, err = _run(["compare", *files, "-m", "mrr", "coverage@2", "--baseline", "1"])
+    assert status == 2
+    recs, truth = files
+    assert err.rstrip("\n").endswith(
+        f"compute it per system with: rankmetrics evaluate {recs} {truth} -m coverage@2 --by model"
+    ), err
+    # command-line words only: no Python call, no keyword=value
+    assert "evaluate(" not in err
+    assert "by=" not in err

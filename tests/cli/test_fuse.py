@@ -55,18 +55,30 @@ def _as_text(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col("user", "item").cast(pl.String))
 
 
-def test_csv_and_parquet_runs_share_ids_as_text(
+def test_csv_and_parquet_runs_share_ids_as_numbers(
     runs: dict[str, pl.DataFrame], tmp_path: Path
 ) -> None:
     runs["random"].write_csv(tmp_path / "random.csv")
     paths = [*_paths(tmp_path)[:2], str(tmp_path / "random.csv")]
-    out = tmp_path / "fused.csv"
+    out = tmp_path / "fused.parquet"
     assert main(["fuse", *paths, "-o", str(out)]) == 0
-    fused = pl.read_csv(out, schema_overrides={"user": pl.String, "item": pl.String})
-    # one id rule for every file: a CSV's ids are text, so every run's are
+    # one id rule for every file: the CSV writes its ids as plain integers, so they are
+    # the Parquet runs' integers, and the fused run is that of the frames
     names = [Path(path).name for path in paths]
-    expected = prm.fuse({n: _as_text(f) for n, f in zip(names, runs.values(), strict=True)})
-    assert fused.with_columns(pl.col("rank").cast(pl.UInt32)).equals(expected)
+    expected = prm.fuse(dict(zip(names, runs.values(), strict=True)))
+    assert pl.read_parquet(out).equals(expected)
+
+
+def test_a_csv_run_of_text_ids_makes_every_run_text(
+    runs: dict[str, pl.DataFrame], tmp_path: Path
+) -> None:
+    # ids that are no plain integers ("007"): text in every file, and a warning says so
+    padded = runs["random"].with_columns(pl.format("00{}", "item").alias("item"))
+    padded.write_csv(tmp_path / "random.csv")
+    paths = [*_paths(tmp_path)[:2], str(tmp_path / "random.csv")]
+    out = tmp_path / "fused.parquet"
+    assert main(["fuse", *paths, "-o", str(out)]) == 0
+    assert pl.read_parquet(out).schema["item"] == pl.String
 
 
 def test_trec_runs(runs: dict[str, pl.DataFrame], tmp_path: Path) -> None:

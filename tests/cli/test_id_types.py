@@ -1,11 +1,15 @@
 """The command line's id types: its numbers are ``evaluate()``'s on the same ids.
 
-Ids keep their type when every file gives them as numbers, so equal scores
-break on the ids' values (item 10 above item 9 under the default ``item_desc``
-rule); a text file, or numbers in one file and text in another, makes them
-text in every file, and ties break on the text (``"9"`` above ``"10"``). The
-data below ties scores across ids of one, two and three digits with relevant
-items among them, so that every registered measure changes with the order.
+Ids are numbers when every file gives them as numbers: Parquet or JSON
+integers, whole floats, and a CSV file's integers written plainly (``10``, as
+Polars' CSV reader reads them), so the same ids give the same numbers whatever
+the files' formats, and equal scores break on the ids' values (item 10 above
+item 9 under the default ``item_desc`` rule). Text that is no plain integer
+(``00123``, a string or categorical column of a typed file) makes them text in
+every file, ties break on the text (``"9"`` above ``"10"``), and a warning
+names the files that gave numbers. The data below ties scores across ids of
+one, two and three digits with relevant items among them, so that every
+registered measure changes with the order.
 """
 
 from __future__ import annotations
@@ -78,16 +82,22 @@ NUMERIC_LAYOUTS: dict[str, Layout] = {
         "interactions": (".jsonl", None),
         "items": (".json", None),
     },
+    # CSV ids written as plain integers are integers: the format changes no number
+    "csv": dict.fromkeys(FRAMES, (".csv", None)),
+    "parquet-recs-csv-truth": _layout(truth=(".csv", None)),
+    "csv-recs-parquet-truth": _layout(recs=(".csv", None)),
+    "csv-items": _layout(items=(".csv", None)),
+    "tsv-and-json": {**dict.fromkeys(FRAMES, (".tsv", None)), "items": (".json", None)},
 }
 # layout, and the id columns that become text (the others stay numbers)
 TEXT_LAYOUTS: dict[str, tuple[Layout, tuple[str, ...]]] = {
-    "csv": (dict.fromkeys(FRAMES, (".csv", None)), IDS),
-    "parquet-recs-csv-truth": (_layout(truth=(".csv", None)), IDS),
-    "csv-recs-parquet-truth": (_layout(recs=(".csv", None)), IDS),
     "string-ids-in-parquet": (_layout(recs=(".parquet", pl.String)), IDS),
     "categorical-ids-in-parquet": (_layout(truth=(".parquet", pl.Categorical)), IDS),
-    # a text catalog: the item ids are text in every file, the user ids stay numbers
-    "csv-items": (_layout(items=(".csv", None)), ("item",)),
+    # a CSV file follows the typed file that holds text
+    "string-ids-in-parquet-csv-truth": (
+        _layout(recs=(".parquet", pl.String), truth=(".csv", None)),
+        IDS,
+    ),
 }
 
 
@@ -101,8 +111,8 @@ def _write(frame: pl.DataFrame, path: Path, dtype: type[pl.DataType] | None) -> 
     suffix = path.suffix
     if suffix == ".parquet":
         frame.write_parquet(path)
-    elif suffix == ".csv":
-        frame.write_csv(path)
+    elif suffix in (".csv", ".tsv"):
+        frame.write_csv(path, separator="," if suffix == ".csv" else "\t")
     elif suffix == ".json":
         path.write_text(frame.write_json())
     else:
@@ -120,9 +130,18 @@ def _files(tmp: Path, layout: Layout) -> dict[str, str]:
 
 
 def _cli(
-    tmp: Path, layout: Layout, capsys: pytest.CaptureFixture[str], ties: Ties = "item_desc"
+    tmp: Path,
+    layout: Layout,
+    capsys: pytest.CaptureFixture[str],
+    ties: Ties = "item_desc",
+    *,
+    warned: Sequence[str] = (),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``rankmetrics evaluate`` on the files of ``layout``: (printed means, written means)."""
+    """``rankmetrics evaluate`` on the files of ``layout``: (printed means, written means).
+
+    ``warned``: roles whose files every warning on ids compared as text names
+    (none: no warning at all).
+    """
     paths = _files(tmp, layout)
     output = tmp / "means.parquet"
     status = main([
@@ -132,7 +151,14 @@ def _cli(
     ])  # fmt: skip
     captured = capsys.readouterr()
     assert status == 0, captured.err
-    assert "warning" not in captured.err
+    warnings = captured.err.splitlines()
+    if not warned:
+        assert warnings == []
+    else:
+        assert warnings, "ids compared as text where a file gave numbers: no warning"
+        for line in warnings:
+            assert "are compared as text in every file" in line
+            assert all(paths[role] in line for role in warned), (line, warned)
     printed = pl.DataFrame(json.loads(captured.out), schema=dict.fromkeys(METRICS, pl.Float64))
     return printed, pl.read_parquet(output)
 
@@ -196,9 +222,13 @@ def test_numeric_ids_tie_break_by_value(
 def test_text_ids_tie_break_by_text(
     layout: Layout, text: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # a text file among them (or text ids): "9" above "10", as evaluate() on text ids
+    # text ids in a typed file: "9" above "10", as evaluate() on text ids, and a warning
+    # naming every file
     as_text = _api(text)
-    _assert_same(_cli(tmp_path / "text", layout, capsys), as_text)
+    typed_text = [
+        role for role, (_, dtype) in layout.items() if dtype in (pl.String, pl.Categorical)
+    ]
+    _assert_same(_cli(tmp_path / "text", layout, capsys, warned=typed_text), as_text)
     # the same ids as integers in every file break ties by value: other numbers
     as_numbers = _api(())
     _assert_same(_cli(tmp_path / "numbers", PARQUET, capsys), as_numbers)

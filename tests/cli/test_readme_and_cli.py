@@ -51,12 +51,9 @@ def test_demo_prints_every_model(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[Path, Path, pl.DataFrame, pl.DataFrame]:
     sample = sample_data(n_users=150, n_items=100)
-    # text ids, as the CLI compares them once a file is CSV (the sample's scores tie, and
-    # the tie rule orders text ids differently from integers)
-    recs, truth = (
-        frame.with_columns(pl.col("user", "item").cast(pl.String))
-        for frame in (sample.recs, sample.truth)
-    )
+    # integer ids in Parquet and in CSV are the same numbers (the sample's scores tie, and
+    # the tie rule would order text ids differently)
+    recs, truth = sample.recs, sample.truth
     recs_path, truth_path = tmp_path / "recs.parquet", tmp_path / "truth.csv"
     recs.write_parquet(recs_path)
     truth.write_csv(truth_path)
@@ -91,7 +88,7 @@ def test_bad_input_is_one_clear_line(files, capsys: pytest.CaptureFixture[str]) 
         main(["evaluate", str(recs_path), str(truth_path), "-m", "map@10", "--score", "scor"]) == 2
     )
     error = capsys.readouterr().err
-    assert error.startswith("rankmetrics evaluate: error: recs is missing column 'scor'")
+    assert error.startswith(f"rankmetrics evaluate: error: {recs_path} is missing column 'scor'")
     assert "Traceback" not in error
 
 

@@ -79,6 +79,9 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert f"<code>{html.escape(metric_string(measure))}</code>" in home, measure.name
     assert "<!-- measures" not in measures + home
     assert (site / "notebooks" / "quickstart" / "index.html").exists()
+    # doctest's marker of a blank output line is shown as the blank line it stands for
+    shown = [page for page in site.rglob("*.html") if "BLANKLINE" in page.read_text()]
+    assert not shown, f"<BLANKLINE> shown on {shown}"
     assert (site / "img" / "curves.png").exists()
     # the copy button of an example copies its input without prompts or output: valid Python
     copied = [

@@ -348,8 +348,8 @@ def test_cli_kaggle_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert err.startswith("rankmetrics kaggle: error: ")
     assert "submission.csv, line 3: expected 2 comma-separated fields" in err
-    assert cli.main(["kaggle", str(sub), str(sub)]) == 2  # --metric or --preset is required
-    assert "one of the arguments --metric --preset is required" in capsys.readouterr().err
+    assert cli.main(["kaggle", str(sub), str(sub)]) == 2  # -m or --preset is required
+    assert "one of the arguments -m/--metrics --preset is required" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- quoting, line endings
@@ -373,7 +373,10 @@ def test_csv_quoting_as_the_standard_says(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (b'customer_id,prediction\n00123,"0002 0001\n', r"<bytes>, line 2: malformed CSV quoting"),
+        (
+            b'customer_id,prediction\n00123,"0002 0001\n',
+            r"<submission bytes>, line 2: malformed CSV quoting",
+        ),
         (b'id,items\n1,A\n00123,"0002 0001\n5,B\n', r"line 3: "),
     ],
 )

@@ -124,7 +124,10 @@ def test_a_named_column_neither_file_has_is_refused() -> None:
     # metric mode: a file without the named column keeps its second column
     score = score_submission(wide(PREDICTED), long_solution("article"), "map@12", item="article")
     assert score == pytest.approx(EXPECTED)
-    with pytest.raises(ValueError, match=r"neither <bytes> .* has a column 'artcle' \(item="):
+    with pytest.raises(
+        ValueError,
+        match=r"neither <submission bytes> .* nor <solution bytes> .* has a column 'artcle' \(item=",
+    ):
         score_submission(wide(PREDICTED), long_solution("article"), "map@12", item="artcle")
 
 
@@ -138,7 +141,9 @@ def test_items_without_their_leading_zeros_warn_once_on_a_small_file() -> None:
     score, said = scored_with_warnings(wide(predicted), wide(bought), preset="hm")
     assert score == 0.0
     assert len(said) == 1
-    assert said[0].startswith("SubmissionWarning: <bytes> and <bytes> share few ids: 0 of 3 ")
+    assert said[0].startswith(
+        "SubmissionWarning: <submission bytes> and <solution bytes> share few ids: 0 of 3 "
+    )
     assert "'prediction'" not in said[0]
     assert "prediction item(s)" in said[0]
     assert "3 would match without leading zeros" in said[0]
@@ -188,7 +193,7 @@ def test_comma_separated_predictions_are_one_warning() -> None:
     score, said = scored_with_warnings(wide(predicted, sep=","), wide(bought), preset="hm")
     assert score == 0.0
     assert said == [
-        "SubmissionWarning: <bytes>: 2 customer_id value(s) have 'prediction' items separated "
+        "SubmissionWarning: <submission bytes>: 2 customer_id value(s) have 'prediction' items separated "
         "by commas (e.g. line 2: 'A,B'); Kaggle separates them by spaces, so each such list "
         "is read as one item that matches nothing"
     ]
@@ -201,7 +206,7 @@ def test_repeated_predictions_are_scored_as_kaggles_apk_and_said_once() -> None:
     assert score == pytest.approx(sum(apk(BOUGHT[c], repeated[c]) for c in CUSTOMERS) / 10)
     assert score < EXPECTED
     assert said == [
-        "SubmissionWarning: <bytes>: 10 customer_id value(s) list an item more than once in "
+        "SubmissionWarning: <submission bytes>: 10 customer_id value(s) list an item more than once in "
         "'prediction' (e.g. line 2: '0700000000' again for 'c00'): the first copy counts at "
         "its position and each repeat scores nothing but uses up its slot, as Kaggle's apk "
         "scores MAP@K; duplicates='error' refuses them"
@@ -222,7 +227,7 @@ def test_a_header_only_submission_is_refused(
     refusal = f"{tmp_path / 'sub.csv'}: {message}"
     with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
         score_submission(tmp_path / "sub.csv", tmp_path / "sol.csv", preset="hm")
-    with pytest.raises(ValueError, match=r"^<bytes>: the file has a header but no rows"):
+    with pytest.raises(ValueError, match=r"^<submission bytes>: the file has a header but no rows"):
         read_submission(b"customer_id,prediction\n\n")
     argv = ["kaggle", str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "--preset", "hm"]
     assert run_cli(argv, capsys) == (
@@ -260,7 +265,7 @@ def test_utf16_and_utf32_files_are_refused_clearly(
     message = f"{path} is {named} encoded: save it as UTF-8"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         read_submission(path)
-    with pytest.raises(ValueError, match=rf"^<bytes> is {named} encoded"):
+    with pytest.raises(ValueError, match=rf"^<solution bytes> is {named} encoded"):
         read_solution(text.encode(encoding))
     (tmp_path / "sol.csv").write_bytes(wide(BOUGHT))
     argv = ["kaggle", str(path), str(tmp_path / "sol.csv"), "--preset", "hm"]
@@ -268,7 +273,7 @@ def test_utf16_and_utf32_files_are_refused_clearly(
 
 
 def test_nul_bytes_are_refused_with_their_line() -> None:
-    with pytest.raises(ValueError, match=r"<bytes>, line 2: holds NUL bytes"):
+    with pytest.raises(ValueError, match=r"<submission bytes>, line 2: holds NUL bytes"):
         read_submission(b"customer_id,prediction\nc1,A\x00B C D E F G H I J K L M N O P\n")
 
 
@@ -299,3 +304,14 @@ def test_a_closed_stdout_ends_quietly(command: str, tmp_path: Path) -> None:
     # 128 + SIGPIPE, what a shell shows for `cat | head`; nothing said about it
     assert (done.returncode, done.stderr) == (141, "")
     assert cli.STDOUT_CLOSED == 141
+
+
+def test_bytes_are_named_submission_and_solution() -> None:
+    # both sides in memory: the warning tells them apart ('1' only in <bytes>, ... before)
+    score, said = scored_with_warnings(
+        b"customer_id,prediction\n1,A\n", b"customer_id,prediction\n2,A\n", "map@12"
+    )
+    assert score == 0.0
+    assert len(said) == 1
+    assert "'1' only in <submission bytes>, '2' only in <solution bytes>" in said[0]
+    assert "<bytes>" not in said[0]

@@ -89,7 +89,7 @@ def test_duplicates_error_names_the_line_and_item() -> None:
     sub = _csv({"1_clicks": "5 6 5", "2_clicks": "1 1"})
     with pytest.raises(
         ValueError,
-        match=r"<bytes>, line 2: submission item '5' listed twice for this id: "
+        match=r"<submission bytes>, line 2: submission item '5' listed twice for this id: "
         r"'1_clicks,5 6 5' \(1 more line",
     ):
         score_submission(sub, sub, preset="otto", duplicates="error")
@@ -151,7 +151,7 @@ def test_jsonl_whole_floats_are_integers_and_fractions_are_refused() -> None:
     bad = _jsonl({"session": 1, "labels": {"carts": [9.5, 2.0, 0.25]}})
     with pytest.raises(
         ValueError,
-        match=r"<bytes>: a 'carts' label holds fractional numbers \(2 value\(s\), e.g. 9.5",
+        match=r"<solution bytes>: a 'carts' label holds fractional numbers \(2 value\(s\), e.g. 9.5",
     ):
         score_submission(sub, bad, preset="otto")
 
@@ -167,7 +167,7 @@ def test_jsonl_session_on_two_lines_unites_its_labels(tmp_path: Path) -> None:
 
 def test_jsonl_without_a_session_names_the_line() -> None:
     bad = _jsonl({"session": 1, "labels": {"carts": [9]}}, {"labels": {"carts": [8]}})
-    with pytest.raises(ValueError, match=r"<bytes>, line 2: no 'session'"):
+    with pytest.raises(ValueError, match=r"<solution bytes>, line 2: no 'session'"):
         score_submission(_csv({"1_carts": "9"}), bad, preset="otto")
 
 

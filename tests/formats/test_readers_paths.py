@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import gzip
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -227,7 +228,8 @@ def _outcome(read: Callable[[], pl.DataFrame], path: Path) -> pl.DataFrame | str
     try:
         return read()
     except ValueError as error:
-        return str(error).replace(str(path), "<bytes>")
+        # bytes are named by what they are (<submission bytes>), a file by its path
+        return re.sub(r"<\w+ bytes>", "<bytes>", str(error)).replace(str(path), "<bytes>")
 
 
 def _same(reader: Reader, path: Path, **kwargs: object) -> None:

@@ -21,6 +21,7 @@ from polars_rankmetrics.trec import (
     read_trec_qrels,
     read_trec_run,
     trec_eval,
+    trec_eval_files,
     write_trec_qrels,
     write_trec_run,
 )
@@ -493,3 +494,13 @@ def test_rankmetrics_script_runs_trec(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout == "map                   \tall\t0.0833\n"
+
+
+def test_the_shipped_trec_eval_files_are_the_test_suites_copies() -> None:
+    # trec_eval_files() ships the files the TREC notebook reads; they must stay trec_eval's
+    shipped = trec_eval_files()
+    tests = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+    files = [p for p in shipped.rglob("*") if p.is_file() and p.name != "README.md"]
+    assert len(files) == 8
+    for path in files:
+        assert path.read_bytes() == (tests / path.relative_to(shipped)).read_bytes(), path.name

@@ -214,6 +214,32 @@ def test_float_ids_that_are_no_whole_numbers_get_one_error(
     )
 
 
+@pytest.mark.parametrize("metrics", [["judged@2"], ["precision@2"], ["mrr@2", "judged@2"]])
+def test_fractional_float_ids_with_ranks_and_a_cutoff_report_only_what_the_input_holds(
+    backend: Backend, metrics: list[str]
+) -> None:
+    # ranks given and a cutoff: the rows are checked in the top-k cut, after the ids' cast,
+    # where a fractional id is null; "2 null value(s); example row: item=None" was invented
+    recs = {"user": [1, 1, 2], "item": [1.5, 2.0, 2.5], "rank": [1, 2, 1]}
+    truth = {"user": [1, 2], "item": [2.0, 3.0]}
+    with pytest.raises(ValueError, match="not whole numbers") as refused:
+        _evaluate(backend, recs, truth, metrics)
+    assert str(refused.value) == (
+        "invalid input:\n"
+        "- recs column 'item' holds float ids, which are compared as integers (Int64), "
+        "but 2 value(s) are not whole numbers in its range; example row: user=1, item=1.5"
+    )
+    if backend.name == "pandas":
+        return  # pandas holds a missing float as NaN: refused as such
+    # a null the input does hold is still named
+    recs["item"] = [None, 2.0, 2.5]
+    with pytest.raises(ValueError, match="not whole numbers") as refused:
+        _evaluate(backend, recs, truth, metrics)
+    assert "- recs column 'item' (item) has 1 null value(s); example row: user=1, item=None" in (
+        str(refused.value)
+    )
+
+
 def test_float_ids_with_whole_values_match_integer_ids(backend: Backend) -> None:
     # pandas makes an integer column with a missing value float64
     recs = {"user": [1.0, 2.0, 3.0], "item": [10.0, 20.0, 30.0], "rank": [1, 1, 1]}

@@ -44,6 +44,32 @@ def test_missing_column_suggests_the_closest_name(backend: Backend) -> None:
         run(backend, {**RECS, "score": [0.3, 0.2, 0.1]}, TRUTH, score="scor")
 
 
+@pytest.mark.parametrize(
+    ("scores", "advised"),
+    [
+        ({"score": [0.3, 0.2, 0.1]}, "score='score'"),
+        ({"prediction": [0.3, 0.2, 0.1], "count": [4, 5, 6]}, "score='prediction'"),
+        ({"count": [4, 5, 6], "value": [0.3, 0.2, 0.1]}, "score='value'"),
+    ],
+)
+def test_a_score_column_without_score_is_told_to_pass_score(
+    backend: Backend, scores: dict, advised: str
+) -> None:
+    # the commonest first mistake: scores and no ranks, without score= (not "pass rank=...")
+    recs = {"user": RECS["user"], "item": RECS["item"], **scores}
+    with pytest.raises(ValueError, match=r"recs is missing column 'rank'") as refused:
+        run(backend, recs, TRUTH)
+    message = str(refused.value)
+    assert f"looks like a score: pass {advised} to rank each user's items by it" in message
+    assert "e.g. rank=..." not in message
+
+
+def test_no_score_is_advised_without_a_column_like_one(backend: Backend) -> None:
+    recs = {"user": RECS["user"], "item": RECS["item"], "count": [4, 5, 6]}
+    with pytest.raises(ValueError, match=r"with the keyword of that role, e.g. rank=\.\.\.$"):
+        run(backend, recs, TRUTH)
+
+
 def test_missing_truth_relevance_column(backend: Backend) -> None:
     with pytest.raises(ValueError, match=r"truth is missing column 'grade' for relevance="):
         run(backend, RECS, TRUTH, relevance="grade")

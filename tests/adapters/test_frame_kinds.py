@@ -91,8 +91,19 @@ RUN = pl.DataFrame({
     "user": ["q1", "q1", "q2", "q2"], "item": ["d1", "d3", "d2", "d1"],
     "score": [2.0, 1.0, 2.0, 1.0], "tag": ["t"] * 4,
 })  # fmt: skip
+SEGMENTS = pl.DataFrame({"user": [1, 2, 3], "segment": ["new", "new", "old"]})
 SUBMISSION = pl.DataFrame({"customer_id": ["01", "02"], "prediction": ["A B C", "C A"]})
 SOLUTION = pl.DataFrame({"customer_id": ["01", "02"], "prediction": ["B Z", "A"]})
+
+
+def _drawn(chart: Any) -> list[list[dict[str, Any]]]:
+    """A chart's data rows, numbers as floats: pandas holds an integer column with nulls as
+    floats, which draws the same chart (3.0 and 3 are one position on an axis)."""
+    return [
+        [{key: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+          for key, v in row.items()} for row in rows]
+        for rows in chart.to_dict()["datasets"].values()
+    ]  # fmt: skip
 
 
 def _written(write: Callable[[io.StringIO], None]) -> str:
@@ -152,6 +163,17 @@ FRAMES: dict[str, Case] = {
         lambda k: prm.plot_critical_difference(prm.friedman(k(MEANS), "ndcg")), "value",
         lambda chart: chart.to_dict(),
     ),
+    "plot_comparison": Case(lambda k: prm.plot_comparison(k(COMPARISON)), "value", _drawn),
+    "plot_curves": Case(
+        lambda k: prm.plot_curves(k(prm.curves(RECS, TRUTH, ["ndcg"], k=[1, 2], by="model"))),
+        "value", _drawn,
+    ),
+    "plot_distribution": Case(lambda k: prm.plot_distribution(k(PER_USER), "mrr"), "value",
+                              _drawn),
+    "plot_long_tail": Case(lambda k: prm.plot_long_tail(k(RECS), k(INTERACTIONS), score=None),
+                           "value", _drawn),
+    "plot_segments": Case(lambda k: prm.plot_segments(k(PER_USER), "mrr", k(SEGMENTS)), "value",
+                          _drawn),
     "positions": Case(lambda k: prm.positions(k(SCORED), 2, score="score")),
     "rank_correlation": Case(lambda k: prm.rank_correlation(k(BOARD), metric=("map", "ndcg")),
                              "value"),
@@ -226,6 +248,7 @@ NO_FRAME = {
     "trec.parse_trec_measures": "measure strings",
     "trec.read_trec_qrels": "a file",
     "trec.read_trec_run": "a file",
+    "trec.trec_eval_files": "nothing: the folder of trec_eval's own test files",
     "kaggle.PRESETS": "a mapping of presets",
     "kaggle.KagglePreset": "a class",
     "kaggle.SubmissionWarning": "a warning class",

@@ -24,6 +24,7 @@ from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
 from polars_rankmetrics._pipeline.inputs import (
     Duplicates,
+    ListInputs,
     RecsSpec,
     Ties,
     as_list,
@@ -247,12 +248,11 @@ def list_metrics(
                 f"{whole} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
-    check_inputs_given(
-        measures, interactions=interactions, items=items, category=category, group=group,
-        group_weight=group_weight,
-    )  # fmt: skip
+    described = ListInputs(interactions, items, category, group=group, group_weight=group_weight)
+    check_inputs_given(measures, described)
     call = caller(recs, name="recs")
     history, catalog = call.read(interactions, name="interactions"), call.read(items, name="items")
+    described = ListInputs(history, catalog, category, group=group, group_weight=group_weight)
     spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
     recs_lf = to_lazy(call.frame, name="recs")
     recs_schema = recs_lf.collect_schema()
@@ -277,11 +277,7 @@ def list_metrics(
         user=user,
         item=item,
         rank=rank,
-        interactions=history,
-        items=catalog,
-        category=category,
-        group=group,
-        group_weight=group_weight,
+        described=described,
     )
     checks += plan.checks
     if per_user and plan.users is not None:

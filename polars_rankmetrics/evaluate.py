@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from polars_rankmetrics import _validation as v
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._pipeline.aggregate import (
     AggregationPart,
@@ -23,7 +22,7 @@ from polars_rankmetrics._pipeline.aggregate import (
 )
 from polars_rankmetrics._pipeline.inputs import as_list, to_lazy
 from polars_rankmetrics._pipeline.parse import MetricSpec, metric_spec, metric_specs
-from polars_rankmetrics._pipeline.plan import guard_evaluation, plan_call
+from polars_rankmetrics._pipeline.plan import guard_evaluation, guarded_parts, plan_call, specs
 from polars_rankmetrics.conventions import (
     Conventions,
     Ideal,
@@ -194,12 +193,10 @@ def per_user_parts(
     └──────┴─────┴─────────────────────┴─────────────────────┘
     """
     call = caller(recs, name="recs")
-    given = call.read_options(read(options, function="per_user_parts"))
+    roles, conv, described = specs(call.read_options(read(options, function="per_user_parts")))
     truth_frame = call.read(truth, name="truth")
-    parts, checks, requests, keys, _ = plan_call(call.frame, truth_frame, metrics, given)
-    columns = [name for request in requests for name in request.part_names()]
-    result = parts.select(*keys, *columns).sort(keys)
-    return call.back(v.guard(result, checks))
+    parts = guarded_parts(call.frame, truth_frame, metrics, roles, conv, described=described)
+    return call.back(parts)
 
 
 def evaluate(
@@ -266,106 +263,111 @@ def evaluate(
 
     Other Parameters
     ----------------
-    user, item, rank, score, relevance : str or None, default "user", "item", "rank", None, None
-        Column roles, distinct from each other and from ``by``. With
-        ``score``, ranks are derived per user (``ties``); with
-        ``relevance=None`` every truth row is relevant with grade 1.
+    user : str, default "user"
+        The column of the user (query, customer, session) in every frame.
+    item : str, default "item"
+        The column of the item (document, product) in every frame.
+    rank : str, default "rank"
+        The column of ``recs`` holding each item's position, 1 at the top (read when ``score``
+        is ``None``; with ``score``, the name of the positions derived).
+    score : str or None, default None
+        The column of ``recs`` holding each item's score, higher is better: ranks are derived
+        per user from it, equal scores ordered by ``ties``. ``None``: ranks are given in
+        ``rank``.
+    relevance : str or None, default None
+        The column of the truth holding each row's graded relevance. ``None``: every truth row
+        is relevant with grade 1.
     by : str, sequence of str or None, default None
-        Columns evaluated side by side. Those in both frames join with the
-        truth (folds, time splits); those only in ``recs`` (models) share it.
+        Columns evaluated side by side. Those in both frames join with the truth (folds, time
+        splits); those only in ``recs`` (models) share it. Every role names a column of its own,
+        distinct from these.
     denominator : {"min_k", "relevant", "hits", "k"} or None, default None (the preset's)
-        AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval),
-        ``"hits"``, ``"k"`` (the cutoff: RecTools ``divide_by_k=True``;
-        needs ``map@k``). See :func:`polars_rankmetrics.average_precision`.
+        AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval), ``"hits"``, ``"k"``
+        (the cutoff: RecTools ``divide_by_k=True``; needs ``map@k``). See
+        :func:`polars_rankmetrics.average_precision`.
     gain : {"linear", "exponential"}, mapping or None, default None (the preset's)
-        NDCG/DCG gain: ``"linear"`` (trec_eval), ``"exponential"`` (2^rel - 1)
-        or a mapping ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``: grades
-        not listed gain their own value; grades > 0, gains finite and >= 0).
-        The ideal list is sorted by gain.
-    ideal : {"truth", "k"} or None, default None (the preset's)
-        NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or
-        ``"k"`` (k items of the user's highest gain, RecTools' NDCG, "SDCG";
-        binary: ``sum_{i<=k} 1/log2(i+1)``; needs ``ndcg@k``).
+        NDCG/DCG gain: ``"linear"`` (trec_eval), ``"exponential"`` (2^rel - 1) or a mapping
+        ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``: grades not listed gain their own value;
+        grades > 0, gains finite and >= 0). The ideal list is sorted by gain.
     ties : {"item_desc", "item_asc", "input", "average"} or None, default None (the preset's)
-        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``,
-        or ``"average"``: the exact expected value over every order of the tied
-        items (McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``),
-        from ``score`` only, for precision, recall, f1, fbeta, hit_rate,
-        n_relevant_retrieved, pooled_recall, map (denominator not ``"hits"``),
-        mrr, dcg and ndcg; other measures refuse it.
+        Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``, or
+        ``"average"``: the exact expected value over every order of the tied items (McSherry &
+        Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``), from ``score`` only, for
+        precision, recall, f1, fbeta, hit_rate, n_relevant_retrieved, pooled_recall, map
+        (denominator not ``"hits"``), mrr, dcg and ndcg; other measures refuse it.
     relevance_level : float or None, default None
-        Minimum grade that binary metrics count as relevant (trec_eval ``-l``);
-        a finite number.
+        Minimum grade that binary metrics count as relevant (trec_eval ``-l``); a finite number.
+        ``None``: every positive grade.
     users_without_recs : {"zero", "exclude"} or None, default None (the preset's)
-        Users with relevant truth but no recommendations: ``"zero"`` (they
-        score 0 and count, as trec_eval ``-c``) or ``"exclude"``.
+        Users with relevant truth but no recommendations: ``"zero"`` (they score 0 and count, as
+        trec_eval ``-c``) or ``"exclude"``.
     users_without_truth : {"exclude", "judged", "zero"} or None, default None (the preset's)
-        Users without relevant truth, for whom recall, AP and NDCG are
-        undefined: ``"exclude"`` (H&M), ``"judged"`` (those with truth rows,
-        all non-relevant, count: trec_eval, ranx) or ``"zero"`` (those with
-        recommendations or truth rows count; Santander). Counted users score
-        0 on the binary metrics; NDCG and DCG keep the value of their raw
-        grades (a relevance level can leave graded items below it, as with
-        trec_eval ``-l``). ``users_without_recs="exclude"`` still leaves out
-        users without recommendations.
+        Users without relevant truth, for whom recall, AP and NDCG are undefined: ``"exclude"``
+        (H&M), ``"judged"`` (those with truth rows, all non-relevant, count: trec_eval, ranx) or
+        ``"zero"`` (those with recommendations or truth rows count; Santander). Counted users
+        score 0 on the binary metrics; NDCG and DCG keep the value of their raw grades (a
+        relevance level can leave graded items below it, as with trec_eval ``-l``).
+        ``users_without_recs="exclude"`` still leaves out users without recommendations.
     duplicates : {"error", "first"} or None, default None (the preset's)
-        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its
-        best position; from scores, rank the list with its repeats removed).
-        ``"error"`` refuses what can change a number, within the largest
-        cutoff requested (a repeat further down changes nothing asked for):
-        with given ranks and measures that read only relevant items (all but
-        ``judged@k``), a relevant item twice or two relevant items at one
-        position (a repeated non-relevant item is accepted: it takes no
-        position from anyone); with ranks from scores or with ``judged@k``,
-        any item twice (and with given ranks any position twice).
+        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best position;
+        from scores, rank the list with its repeats removed). ``"error"`` refuses what can
+        change a number, within the largest cutoff requested (a repeat further down changes
+        nothing asked for): with given ranks and measures that read only relevant items (all but
+        ``judged@k``), a relevant item twice or two relevant items at one position (a repeated
+        non-relevant item is accepted: it takes no position from anyone); with ranks from scores
+        or with ``judged@k``, any item twice (and with given ranks any position twice).
+    ideal : {"truth", "k"} or None, default None (the preset's)
+        NDCG's ideal DCG: ``"truth"`` (the user's truth sorted by gain) or ``"k"`` (k items of
+        the user's highest gain, RecTools' NDCG, "SDCG"; binary: ``sum_{i<=k} 1/log2(i+1)``;
+        needs ``ndcg@k``).
     unjudged : {"keep", "remove"} or None, default None (the preset's)
-        Recommended items without a judgement, that is without a truth row
-        or with a negative grade (trec_eval's "in the pool, unjudged"):
-        ``"keep"`` or ``"remove"``, before positions are assigned, so the
-        items below move up (condensed lists, Sakai 2007; trec_eval ``-J``,
-        pytrec_eval ``judged_docs_only_flag``). Given ranks are re-numbered
-        1, 2, ... in their order.
+        Recommended items without a judgement, that is without a truth row or with a negative
+        grade (trec_eval's "in the pool, unjudged"): ``"keep"`` or ``"remove"``, before
+        positions are assigned, so the items below move up (condensed lists, Sakai 2007;
+        trec_eval ``-J``, pytrec_eval ``judged_docs_only_flag``). Given ranks are re-numbered 1,
+        2, ... in their order.
     nonpositive_scores : {"keep", "drop"} or None, default None (the preset's)
-        ``"keep"`` or ``"drop"``: recommendations with a score <= 0 are not
-        retrieved (removed before positions are assigned; needs ``score``).
+        ``"keep"`` or ``"drop"``: recommendations with a score <= 0 are not retrieved (removed
+        before positions are assigned; needs ``score``).
     user_sets : {"any", "strict"} or None, default None (the preset's)
-        ``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the
-        truth (users with any truth row) must be the same, else the call
-        raises naming how many are on one side only (ranx's strict check).
+        ``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the truth (users with
+        any truth row) must be the same, else the call raises naming how many are on one side
+        only (ranx's strict check).
     conventions : {"default", "trec"} or Conventions, default "default"
         A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
-        :class:`polars_rankmetrics.Conventions` object. Every convention
-        keyword left at ``None`` takes the preset's value. ``"trec"`` fixes
-        ``denominator="relevant"``, ``gain="linear"`` and ``ties="item_desc"``
-        (an explicit different value is refused) and defaults
-        ``users_without_recs="exclude"`` (pass ``"zero"`` for trec_eval ``-c``)
-        and ``users_without_truth="judged"``. ``"default"``: ``"min_k"``,
-        ``"linear"``, ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``,
-        ``ideal="truth"``, ``unjudged="keep"``, ``nonpositive_scores="keep"``,
-        ``user_sets="any"``. ``"trec"`` also fixes ``ideal="truth"``; a gain
-        mapping is allowed with it (trec_eval's ``-mndcg``). See
+        :class:`polars_rankmetrics.Conventions` object. Every convention keyword left at
+        ``None`` takes the preset's value. ``"trec"`` fixes ``denominator="relevant"``,
+        ``gain="linear"``, ``ties="item_desc"`` and ``ideal="truth"`` (an explicit different
+        value is refused; a gain mapping is allowed, trec_eval's ``-mndcg``) and defaults
+        ``users_without_recs="exclude"`` (pass ``"zero"`` for trec_eval ``-c``) and
+        ``users_without_truth="judged"``. ``"default"``: ``"min_k"``, ``"linear"``,
+        ``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``, ``ideal="truth"``,
+        ``unjudged="keep"``, ``nonpositive_scores="keep"``, ``user_sets="any"``. See
         :mod:`polars_rankmetrics.conventions`.
-    interactions, items, category : frame, frame, str or None, default None
-        For the measures of the lists: the training history (novelty, arp,
-        long_tail, calibration), the item catalog (coverage, gini, ild,
-        calibration) and its category column (ild, calibration), as in
-        :func:`polars_rankmetrics.list_metrics`. ``truth`` may be ``None``
-        when only such measures are asked for. Their users are the users with
-        a list, whatever the truth; with ``per_user=True`` a metric is null on
-        the rows of users it does not count, and a group measure (coverage,
-        gini, personalization) shows its group's value on every row.
-    group, group_weight : str or None, default None
-        For the exposure-fairness measures (``awrf``, ``ndkl``): the
-        item-group column of ``items=`` (a label, or a list of labels) and
-        the column of each item's weights in its groups (a list beside the
-        list of groups, normalised per item; ``None``: an equal split).
+    interactions : frame or None, default None
+        The training history, one row per (user, item) (repeats count once), for the measures
+        that read it (the measures of the lists' popularity: novelty, arp, long_tail;
+        calibration; estimated propensities). ``by`` columns it also has (folds) give each group
+        its own history; the others (models) share it.
+    items : frame or None, default None
+        The item catalog, one row per item, with the ``item`` column and the columns
+        ``category``, ``group``, ``group_weight`` and ``propensity`` name, for the measures that
+        read it (coverage, gini, ild, calibration, the exposure-fairness measures). Every listed
+        item must be in it; one catalog serves every ``by`` group.
+    category : str or None, default None
+        The column of ``items`` holding each item's category (String, Categorical, Enum or
+        integer) or a List of them (ild, calibration).
     propensity : str or None, default None
-        For the debiased measures (``ips_*``, ``snips_*``): the column of
-        ``items=`` (one propensity per item) or of the truth (one per
-        relevant pair) holding each relevant pair's probability of being
-        observed, in (0, 1]. ``None``: estimated from ``interactions=`` as
-        ``(n_i / max_j n_j)^((gamma + 1) / 2)`` (see
-        :mod:`polars_rankmetrics._measures.debiased`).
+        The column of ``items`` (one propensity per item) or of the truth (one per relevant
+        pair) holding each relevant pair's probability of being observed, in (0, 1], for the
+        debiased measures (``ips_*``, ``snips_*``). ``None``: estimated from ``interactions`` as
+        ``(n_i / max_j n_j)^((gamma + 1) / 2)``.
+    group : str or None, default None
+        The column of ``items`` holding each item's group, a label or a list of labels, for the
+        exposure-fairness measures (``awrf``, ``ndkl``).
+    group_weight : str or None, default None
+        The column of ``items`` with each item's weights in its groups: a list beside the list
+        of ``group``, normalised per item. ``None``: an equal split.
 
     Returns
     -------
@@ -381,6 +383,11 @@ def evaluate(
     item (per ``by`` group), subject to ``users_without_recs``, plus, with
     ``users_without_truth="zero"``, users recommended something without any
     relevant truth (``"judged"``: users with truth rows but no relevant one).
+    The measures of the lists themselves (coverage, novelty, ild...) count
+    the users with a list, whatever the truth (``truth`` may be ``None`` when
+    only such measures are asked for); with ``per_user=True`` a metric is
+    null on the rows of users it does not count, and a group measure
+    (coverage, gini, personalization) shows its group's value on every row.
     A ``by`` group that exists only in ``recs`` (a model) is judged on the
     whole truth of the groups it shares with the truth (folds): a model with
     no recommendations at all in some fold is not evaluated there.

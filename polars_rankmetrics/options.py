@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, TypedDict, cast
 
 if sys.version_info >= (3, 11):
@@ -39,9 +40,12 @@ from polars_rankmetrics.conventions import (
 )
 
 __all__ = [
+    "DECLARED",
     "DEFAULTS",
     "FRAME_OPTIONS",
+    "INPUTS",
     "ConventionOptions",
+    "Declared",
     "EvaluateOptions",
     "ListInputs",
     "Roles",
@@ -117,28 +121,232 @@ class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
     """Every keyword option of ``evaluate`` and of each surface that forwards to it."""
 
 
-#: The default of every option: the one place it is written.
-DEFAULTS: Final[Mapping[str, object]] = {
-    "user": "user",
-    "item": "item",
-    "rank": "rank",
-    "score": None,
-    "relevance": None,
-    "by": None,
-    **dict.fromkeys(ConventionOptions.__annotations__, None),
-    "conventions": "default",
-    "interactions": None,
-    "items": None,
-    "category": None,
-    "propensity": None,
-    "group": None,
-    "group_weight": None,
+@dataclass(frozen=True)
+class Declared:
+    """One keyword option, declared once: its default, its type and what it means.
+
+    ``kind``: the type as the docs show it (``'str or None'``); ``doc``: what
+    the option means, in reST sentences: the API reference shows it for every
+    function that takes the option, ``evaluate``'s docstring holds it
+    (:func:`docstring_block` writes it there) and the command line shows it in
+    plain words. An input of the measures beside the lists and the truth
+    (:class:`ListInputs`) also says what it is: ``what`` (a short phrase for
+    the refusals: "the training history, one row per (user, item)"),
+    ``frame`` (a frame the boundary reads, else a column name), ``reads``
+    (the registry's input of the measures that read it: ``"catalog"`` for
+    ``items``), ``required`` (those measures need it given: a propensity
+    column is not, it is estimated without one) and ``needs`` (the options it
+    names a column of, or works with).
+    """
+
+    name: str
+    default: object
+    kind: str
+    doc: str
+    what: str = ""
+    frame: bool = False
+    reads: str | None = None
+    required: bool = True
+    needs: tuple[str, ...] = ()
+
+
+_CONVENTION_KIND = "or None, default None (the preset's)"
+
+
+def _convention(name: str, choices: str, doc: str) -> Declared:
+    return Declared(name, None, f"{choices} {_CONVENTION_KIND}", doc)
+
+
+_ROLES = (
+    Declared(
+        "user", "user", "str",
+        "The column of the user (query, customer, session) in every frame.",
+    ),
+    Declared(
+        "item", "item", "str",
+        "The column of the item (document, product) in every frame.",
+    ),
+    Declared(
+        "rank", "rank", "str",
+        "The column of ``recs`` holding each item's position, 1 at the top (read when "
+        "``score`` is ``None``; with ``score``, the name of the positions derived).",
+    ),
+    Declared(
+        "score", None, "str or None",
+        "The column of ``recs`` holding each item's score, higher is better: ranks are "
+        "derived per user from it, equal scores ordered by ``ties``. ``None``: ranks are "
+        "given in ``rank``.",
+    ),
+    Declared(
+        "relevance", None, "str or None",
+        "The column of the truth holding each row's graded relevance. ``None``: every "
+        "truth row is relevant with grade 1.",
+    ),
+    Declared(
+        "by", None, "str, sequence of str or None",
+        "Columns evaluated side by side. Those in both frames join with the truth "
+        "(folds, time splits); those only in ``recs`` (models) share it. Every role names "
+        "a column of its own, distinct from these.",
+    ),
+)  # fmt: skip
+
+_CONVENTIONS = (
+    _convention(
+        "denominator", '{"min_k", "relevant", "hits", "k"}',
+        'AP denominator: ``"min_k"`` (Kaggle), ``"relevant"`` (trec_eval), ``"hits"``, '
+        '``"k"`` (the cutoff: RecTools ``divide_by_k=True``; needs ``map@k``). See '
+        ":func:`polars_rankmetrics.average_precision`.",
+    ),
+    _convention(
+        "gain", '{"linear", "exponential"}, mapping',
+        'NDCG/DCG gain: ``"linear"`` (trec_eval), ``"exponential"`` (2^rel - 1) or a '
+        "mapping ``{grade: gain}`` (trec_eval ``-mndcg.1=3,2=9``: grades not listed gain "
+        "their own value; grades > 0, gains finite and >= 0). The ideal list is sorted by "
+        "gain.",
+    ),
+    _convention(
+        "ties", '{"item_desc", "item_asc", "input", "average"}',
+        'Order of equal scores: ``"item_desc"`` (trec_eval), ``"item_asc"``, ``"input"``, '
+        'or ``"average"``: the exact expected value over every order of the tied items '
+        "(McSherry & Najork 2008; sklearn ``ndcg_score(ignore_ties=False)``), from ``score`` "
+        "only, for precision, recall, f1, fbeta, hit_rate, n_relevant_retrieved, "
+        'pooled_recall, map (denominator not ``"hits"``), mrr, dcg and ndcg; other measures '
+        "refuse it.",
+    ),
+    Declared(
+        "relevance_level", None, "float or None",
+        "Minimum grade that binary metrics count as relevant (trec_eval ``-l``); a finite "
+        "number. ``None``: every positive grade.",
+    ),
+    _convention(
+        "users_without_recs", '{"zero", "exclude"}',
+        'Users with relevant truth but no recommendations: ``"zero"`` (they score 0 and '
+        'count, as trec_eval ``-c``) or ``"exclude"``.',
+    ),
+    _convention(
+        "users_without_truth", '{"exclude", "judged", "zero"}',
+        "Users without relevant truth, for whom recall, AP and NDCG are undefined: "
+        '``"exclude"`` (H&M), ``"judged"`` (those with truth rows, all non-relevant, count: '
+        'trec_eval, ranx) or ``"zero"`` (those with recommendations or truth rows count; '
+        "Santander). Counted users score 0 on the binary metrics; NDCG and DCG keep the "
+        "value of their raw grades (a relevance level can leave graded items below it, as "
+        'with trec_eval ``-l``). ``users_without_recs="exclude"`` still leaves out users '
+        "without recommendations.",
+    ),
+    _convention(
+        "duplicates", '{"error", "first"}',
+        'A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best '
+        'position; from scores, rank the list with its repeats removed). ``"error"`` '
+        "refuses what can change a number, within the largest cutoff requested (a repeat "
+        "further down changes nothing asked for): with given ranks and measures that read "
+        "only relevant items (all but ``judged@k``), a relevant item twice or two relevant "
+        "items at one position (a repeated non-relevant item is accepted: it takes no "
+        "position from anyone); with ranks from scores or with ``judged@k``, any item twice "
+        "(and with given ranks any position twice).",
+    ),
+    _convention(
+        "ideal", '{"truth", "k"}',
+        'NDCG\'s ideal DCG: ``"truth"`` (the user\'s truth sorted by gain) or ``"k"`` (k '
+        "items of the user's highest gain, RecTools' NDCG, \"SDCG\"; binary: "
+        "``sum_{i<=k} 1/log2(i+1)``; needs ``ndcg@k``).",
+    ),
+    _convention(
+        "unjudged", '{"keep", "remove"}',
+        "Recommended items without a judgement, that is without a truth row or with a "
+        'negative grade (trec_eval\'s "in the pool, unjudged"): ``"keep"`` or ``"remove"``, '
+        "before positions are assigned, so the items below move up (condensed lists, Sakai "
+        "2007; trec_eval ``-J``, pytrec_eval ``judged_docs_only_flag``). Given ranks are "
+        "re-numbered 1, 2, ... in their order.",
+    ),
+    _convention(
+        "nonpositive_scores", '{"keep", "drop"}',
+        '``"keep"`` or ``"drop"``: recommendations with a score <= 0 are not retrieved '
+        "(removed before positions are assigned; needs ``score``).",
+    ),
+    _convention(
+        "user_sets", '{"any", "strict"}',
+        '``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the truth (users '
+        "with any truth row) must be the same, else the call raises naming how many are on "
+        "one side only (ranx's strict check).",
+    ),
+    Declared(
+        "conventions", "default", '{"default", "trec"} or Conventions',
+        'A preset, ``"default"`` or ``"trec"`` (trec_eval\'s conventions), or a '
+        ":class:`polars_rankmetrics.Conventions` object. Every convention keyword left at "
+        '``None`` takes the preset\'s value. ``"trec"`` fixes ``denominator="relevant"``, '
+        '``gain="linear"``, ``ties="item_desc"`` and ``ideal="truth"`` (an explicit '
+        'different value is refused; a gain mapping is allowed, trec_eval\'s ``-mndcg``) and '
+        'defaults ``users_without_recs="exclude"`` (pass ``"zero"`` for trec_eval ``-c``) and '
+        '``users_without_truth="judged"``. ``"default"``: ``"min_k"``, ``"linear"``, '
+        '``"item_desc"``, ``"zero"``, ``"exclude"``, ``"error"``, ``ideal="truth"``, '
+        '``unjudged="keep"``, ``nonpositive_scores="keep"``, ``user_sets="any"``. See '
+        ":mod:`polars_rankmetrics.conventions`.",
+    ),
+)  # fmt: skip
+
+_LIST_INPUTS = (
+    Declared(
+        "interactions", None, "frame or None",
+        "The training history, one row per (user, item) (repeats count once), for the "
+        "measures that read it (the measures of the lists' popularity: novelty, arp, "
+        "long_tail; calibration; estimated propensities). ``by`` columns it also has (folds) "
+        "give each group its own history; the others (models) share it.",
+        what="the training history, one row per (user, item)", frame=True,
+        reads="interactions",
+    ),
+    Declared(
+        "items", None, "frame or None",
+        "The item catalog, one row per item, with the ``item`` column and the columns "
+        "``category``, ``group``, ``group_weight`` and ``propensity`` name, for the "
+        "measures that read it (coverage, gini, ild, calibration, the exposure-fairness "
+        "measures). Every listed item must be in it; one catalog serves every ``by`` group.",
+        what="the item catalog, one row per item", frame=True, reads="catalog",
+    ),
+    Declared(
+        "category", None, "str or None",
+        "The column of ``items`` holding each item's category (String, Categorical, Enum "
+        "or integer) or a List of them (ild, calibration).",
+        what="the items column holding each item's category or list of categories",
+        reads="category", needs=("items",),
+    ),
+    Declared(
+        "propensity", None, "str or None",
+        "The column of ``items`` (one propensity per item) or of the truth (one per "
+        "relevant pair) holding each relevant pair's probability of being observed, in "
+        "(0, 1], for the debiased measures (``ips_*``, ``snips_*``). ``None``: estimated "
+        "from ``interactions`` as ``(n_i / max_j n_j)^((gamma + 1) / 2)``.",
+        what="the propensity column of items= or of the truth", reads="propensity",
+        required=False,
+    ),
+    Declared(
+        "group", None, "str or None",
+        "The column of ``items`` holding each item's group, a label or a list of labels, "
+        "for the exposure-fairness measures (``awrf``, ``ndkl``).",
+        what="the items column holding each item's group or list of groups",
+        reads="group", needs=("items",),
+    ),
+    Declared(
+        "group_weight", None, "str or None",
+        "The column of ``items`` with each item's weights in its groups: a list beside the "
+        "list of ``group``, normalised per item. ``None``: an equal split.",
+        what="the weights of each item's groups", needs=("group",),
+    ),
+)  # fmt: skip
+
+#: Every option, declared once (:class:`Declared`), in the order of the declarations above.
+DECLARED: Final[Mapping[str, Declared]] = {
+    option.name: option for option in (*_ROLES, *_CONVENTIONS, *_LIST_INPUTS)
 }
 
+#: The default of every option: the one place it is written.
+DEFAULTS: Final[Mapping[str, object]] = {name: d.default for name, d in DECLARED.items()}
+
+#: The inputs of the measures beside the lists and the truth, in declaration order.
+INPUTS: Final[tuple[Declared, ...]] = _LIST_INPUTS
 
 #: The options that hold frames: the frame boundary reads them at each face, as it reads
 #: ``recs`` and the truth (:mod:`polars_rankmetrics._frames`).
-FRAME_OPTIONS: Final = ("interactions", "items")
+FRAME_OPTIONS: Final = tuple(option.name for option in _LIST_INPUTS if option.frame)
 
 
 def names(declaration: type) -> tuple[str, ...]:

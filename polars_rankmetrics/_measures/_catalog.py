@@ -14,7 +14,9 @@ so a new measure appears everywhere without a hand edit:
   parameter, the paragraph that starts with :data:`DOCSTRING_LEAD`), which are
   committed text: ``python -m polars_rankmetrics._measures._catalog --write``
   rewrites them, ``--check`` (and ``tests/docs/test_docs_site.py``) fails when they
-  differ from what the registry gives.
+  differ from what the registry gives;
+* ``evaluate``'s "Other Parameters", one entry per keyword option from its
+  declaration (:data:`polars_rankmetrics.options.DECLARED`), rewritten the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from polars_rankmetrics._measures._registry import Measure, builtin_measures
+from polars_rankmetrics.options import DECLARED
 
 __all__ = [
     "DOCSTRING_LEAD",
@@ -35,6 +38,7 @@ __all__ = [
     "label",
     "metric_string",
     "names",
+    "options_block",
     "reads_truth",
     "stale",
     "table",
@@ -223,10 +227,50 @@ def _replace_docstring(text: str) -> str:
     return "\n".join([*lines[:start], _docstring_block(), *lines[end:]])
 
 
+_OPTIONS_HEAD = "    Other Parameters\n    ----------------\n"
+_OPTIONS_END = "\n\n    Returns\n"
+
+
+def _default(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def options_block() -> str:
+    """``evaluate``'s "Other Parameters": one entry per declared option, its own sentence.
+
+    From :data:`polars_rankmetrics.options.DECLARED`, so that the docstring,
+    the API reference and the command line say the same thing of each option.
+    """
+    entries = []
+    for option in DECLARED.values():
+        kind = option.kind
+        if ", default " not in kind:
+            kind += f", default {_default(option.default)}"
+        text = textwrap.fill(
+            option.doc,
+            width=_WIDTH + 8,
+            initial_indent=_DOCSTRING_INDENT,
+            subsequent_indent=_DOCSTRING_INDENT,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        entries.append(f"    {option.name} : {kind}\n{text}")
+    return _OPTIONS_HEAD + "\n".join(entries)
+
+
+def _replace_options(text: str) -> str:
+    start = text.find(_OPTIONS_HEAD)
+    end = text.find(_OPTIONS_END, start)
+    if start < 0 or end < 0:
+        raise ValueError("evaluate.py needs an 'Other Parameters' section before 'Returns'")
+    return text[:start] + options_block() + text[end:]
+
+
 def _targets() -> dict[Path, str]:
+    evaluate = _replace_docstring(EVALUATE.read_text(encoding="utf-8"))
     return {
         README: _replace_readme(README.read_text(encoding="utf-8")),
-        EVALUATE: _replace_docstring(EVALUATE.read_text(encoding="utf-8")),
+        EVALUATE: _replace_options(evaluate),
     }
 
 

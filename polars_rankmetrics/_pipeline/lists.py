@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -19,6 +20,7 @@ from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._measures._registry import Input, Measure, part_column
 from polars_rankmetrics._measures.lists import ListRequest
 from polars_rankmetrics._pipeline.inputs import ListInputs, RecsSpec, Request, to_lazy
+from polars_rankmetrics.options import INPUTS
 
 __all__ = [
     "Asked",
@@ -70,11 +72,7 @@ def list_parts(
         user=spec.user,
         item=spec.item,
         rank=spec.rank,
-        interactions=described.interactions,
-        items=described.items,
-        category=described.category,
-        group=described.group,
-        group_weight=described.group_weight,
+        described=described,
     )
     list_keys = spec.list_keys
     key_types = ranked.collect_schema()
@@ -174,46 +172,31 @@ def wanting(asked: Sequence[Asked], *inputs: Input) -> list[str]:
     return sorted({m.name for _, m in asked if set(inputs) <= m.inputs})
 
 
-def check_inputs_given(
-    asked: Sequence[Asked],
-    *,
-    interactions: object,
-    items: object,
-    category: str | None,
-    group: str | None = None,
-    group_weight: str | None = None,
-) -> None:
-    problems = []
-    asking = wanting(asked, "interactions")
-    if asking and interactions is None:
-        problems.append(
-            f"{', '.join(asking)} need interactions=: the training history, one row "
-            "per (user, item)"
-        )
-    asking = wanting(asked, "catalog")
-    if asking and items is None:
-        problems.append(f"{', '.join(asking)} need items=: the item catalog, one row per item")
-    asking = wanting(asked, "category")
-    if asking and category is None:
-        problems.append(
-            f"{', '.join(asking)} need category=: the items column holding each item's "
-            "category or list of categories"
-        )
-    asking = wanting(asked, "group")
-    if asking and group is None:
-        problems.append(
-            f"{', '.join(asking)} need group=: the items column holding each item's "
-            "group or list of groups"
-        )
+def check_inputs_given(asked: Sequence[Asked], described: ListInputs) -> None:
+    """Refuse a measure's input left out, or an option given without the one it needs.
+
+    From the declarations (:data:`polars_rankmetrics.options.INPUTS`): each
+    input says which registry input its measures declare (``reads``),
+    whether they need it given, and what it needs itself (``needs``).
+    """
+    given = {option.name: getattr(described, option.name) for option in INPUTS}
+    problems = [
+        f"{', '.join(asking)} need {option.name}=: {option.what}"
+        for option in INPUTS
+        if option.reads is not None
+        and option.required
+        and given.get(option.name) is None
+        and (asking := wanting(asked, cast("Input", option.reads)))
+    ]
     if problems:
         raise ValueError("missing input: " + "; ".join(problems))
-    for name, column in (("category", category), ("group", group)):
-        if column is not None and items is None:
-            raise ValueError(f"{name}= names a column of items=, but no items were given")
-    if group_weight is not None and group is None:
-        raise ValueError(
-            "group_weight= names the weights of each item's groups, but no group= was given"
-        )
+    for option in INPUTS:
+        for needed in option.needs:
+            if given.get(option.name) is not None and given.get(needed) is None:
+                raise ValueError(
+                    f"{option.name}= names {option.what}, which needs {needed}=, "
+                    f"but no {needed}= was given"
+                )
 
 
 @dataclass(frozen=True)
@@ -239,26 +222,18 @@ def plan_lists(
     user: str,
     item: str,
     rank: str,
-    interactions: object,
-    items: object,
-    category: str | None,
-    group: str | None = None,
-    group_weight: str | None = None,
+    described: ListInputs,
 ) -> ListPlan:
     """Check the interactions and the catalog and build the measures' plans.
 
     ``lists`` is the ranked cut (``by..., user, item, rank``) to the largest
-    cutoff of ``measures``, already checked (nulls, repeats). Both
-    :func:`list_metrics` and :func:`polars_rankmetrics.evaluate` call this.
+    cutoff of ``measures``, already checked (nulls, repeats); ``described``:
+    the inputs beside the lists. Both :func:`list_metrics` and
+    :func:`polars_rankmetrics.evaluate` call this.
     """
-    check_inputs_given(
-        measures,
-        interactions=interactions,
-        items=items,
-        category=category,
-        group=group,
-        group_weight=group_weight,
-    )
+    check_inputs_given(measures, described)
+    interactions, items, category = described.interactions, described.items, described.category
+    group, group_weight = described.group, described.group_weight
     spec = RecsSpec(user, item, rank, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: tuple[str, ...] = ()

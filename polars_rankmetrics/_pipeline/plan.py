@@ -71,7 +71,7 @@ from polars_rankmetrics._pipeline.rank_cut import (
 from polars_rankmetrics._pipeline.sampled_probe import warn_if_sampled
 from polars_rankmetrics._pipeline.truth import grade_levels
 from polars_rankmetrics.conventions import Conventions, resolve
-from polars_rankmetrics.options import EvaluateOptions, conventions_given
+from polars_rankmetrics.options import INPUTS, EvaluateOptions, conventions_given
 
 _HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
@@ -82,18 +82,11 @@ _HIT_USERS = f"{PREFIX}hit_users"  # users with a hit (the overlap warning's evi
 Checks = list[tuple[pl.LazyFrame, list[v.DataCheck]]]
 
 
-def plan_call(
-    recs: pl.DataFrame | pl.LazyFrame,
-    truth: pl.DataFrame | pl.LazyFrame | None,
-    metrics: str | Sequence[str],
-    options: EvaluateOptions,
-) -> tuple[pl.LazyFrame, Checks, list[Request], list[str], pl.LazyFrame | None]:
-    """:func:`plan` for a call of ``evaluate`` or ``per_user_parts``.
+def specs(options: EvaluateOptions) -> tuple[Roles, Conventions, ListInputs]:
+    """The call's keyword options read once into typed specs: roles, conventions, inputs.
 
-    See :func:`polars_rankmetrics.evaluate.evaluate` and
-    :func:`polars_rankmetrics.evaluate.per_user_parts`. ``options``: the
-    call's keyword options (:func:`polars_rankmetrics.options.read`),
-    read here once: the conventions resolved, the roles gathered.
+    ``options``: every option with its default (:func:`polars_rankmetrics.options.read`),
+    the frames among them already Polars (the boundary read them).
     """
     conv = resolve(options["conventions"], **conventions_given(options))
     roles = Roles(
@@ -104,15 +97,45 @@ def plan_call(
         options["relevance"],
         tuple(as_list(options["by"])),
     )
-    described = ListInputs(
-        interactions=options["interactions"],
-        items=options["items"],
-        category=options["category"],
-        propensity=options["propensity"],
-        group=options["group"],
-        group_weight=options["group_weight"],
-    )
+    # the inputs beside the lists and the truth, as declared (options.INPUTS)
+    described = ListInputs(**{option.name: options[option.name] for option in INPUTS})  # type: ignore[literal-required]
+    return roles, conv, described
+
+
+def plan_call(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    metrics: str | Sequence[str],
+    options: EvaluateOptions,
+) -> tuple[pl.LazyFrame, Checks, list[Request], list[str], pl.LazyFrame | None]:
+    """:func:`plan` for a call of ``evaluate`` or ``per_user_parts``, its options read.
+
+    The options are read into typed specs by :func:`specs`.
+
+    See :func:`polars_rankmetrics.evaluate.evaluate` and
+    :func:`polars_rankmetrics.evaluate.per_user_parts`.
+    """
+    roles, conv, described = specs(options)
     return plan(recs, truth, metrics, roles, conv, described=described)
+
+
+def guarded_parts(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    metrics: str | Sequence[str],
+    roles: Roles,
+    conv: Conventions,
+    *,
+    described: ListInputs,
+) -> pl.LazyFrame:
+    """Per (by..., user) the part columns of each metric, sorted, guarded by the data checks.
+
+    What :func:`polars_rankmetrics.evaluate.per_user_parts` gives (lazily: the
+    checks run when it is collected).
+    """
+    parts, checks, requests, keys, _ = plan(recs, truth, metrics, roles, conv, described=described)
+    columns = [name for request in requests for name in request.part_names()]
+    return v.guard(parts.select(*keys, *columns).sort(keys), checks)
 
 
 def plan(

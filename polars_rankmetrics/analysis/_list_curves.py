@@ -52,7 +52,7 @@ from polars_rankmetrics._measures.lists._hooks import (
     PerList,
     RowMean,
 )
-from polars_rankmetrics._pipeline.inputs import RecsSpec
+from polars_rankmetrics._pipeline.inputs import ListInputs, RecsSpec
 from polars_rankmetrics._pipeline.lists import catalog_frame, history_frame, unify_keys
 from polars_rankmetrics._sums import exact_sums, fixed_point_column, ordered_sum
 
@@ -101,11 +101,7 @@ def list_curves(
     item: str,
     top: int,
     ci: float | None,
-    interactions: Any,
-    items: Any,
-    category: str | None,
-    group: str | None,
-    group_weight: str | None,
+    described: ListInputs,
     wanted: list[int],
     t_quantile: Any,
     hold: bool,
@@ -117,8 +113,10 @@ def list_curves(
     ``groups`` the ``by`` groups to report (one row without ``by``);
     ``hold``: the inputs are in memory, so the running sums (a few rows per
     group and k) are collected once for every curve.
-    ``evaluate`` has already checked every input.
+    ``evaluate`` has already checked every input (``described``).
     """
+    interactions, items, category = described.interactions, described.items, described.category
+    group, group_weight = described.group, described.group_weight
     spec = RecsSpec(user, item, POS, None, tuple(by))
     frames: dict[str, tuple[pl.LazyFrame, pl.Schema]] = {"recs": (lists, lists.collect_schema())}
     shared: list[str] = []

@@ -36,6 +36,7 @@ from polars_rankmetrics.cli._common import (
     Parser,
     cli_words,
     file_words,
+    input_files,
     one_line,
     progress,
     shows_progress,
@@ -168,10 +169,11 @@ def _files_by_role(args: argparse.Namespace) -> dict[str, str]:
     given = getattr(args, "files", None)  # compare: RECS [TRUTH], unless --trec
     if isinstance(given, list) and given and not getattr(args, "trec", False):
         files.update(zip(("recs", "truth"), given, strict=False))
-    for role in ("recs", "truth", "interactions", "items"):
+    for role in ("recs", "truth"):
         path = getattr(args, role, None)
         if isinstance(path, str):
             files[role] = path
+    files.update(input_files(args))
     return files
 
 

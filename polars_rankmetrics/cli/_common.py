@@ -32,10 +32,11 @@ from typing import Any, NamedTuple, NoReturn
 
 import polars as pl
 
+from polars_rankmetrics._measures import builtin_measures
 from polars_rankmetrics._pipeline.overlap import key_overlap
 from polars_rankmetrics._validation import integer_holder, shorten
 from polars_rankmetrics.conventions import PRESETS, Conventions
-from polars_rankmetrics.options import DEFAULTS, EvaluateOptions, ListInputs, names
+from polars_rankmetrics.options import DEFAULTS, INPUTS, EvaluateOptions
 
 __all__ = [
     "DISPLAY_FORMATS",
@@ -52,6 +53,7 @@ __all__ = [
     "convention_help",
     "file_words",
     "ids_as_text",
+    "input_files",
     "integers_as_written",
     "is_text_file",
     "one_line",
@@ -488,12 +490,21 @@ def warn_if_few_ids_match(
 
 
 class Inputs(NamedTuple):
-    """The files a command evaluates, each id column of one dtype (:func:`unify_ids`)."""
+    """The files a command evaluates, each id column of one dtype (:func:`unify_ids`).
+
+    ``side``: the frames of the declared inputs of the measures that were
+    given (``interactions``, ``items``...), by option name.
+    """
 
     recs: pl.DataFrame
     truth: pl.DataFrame | None
-    interactions: pl.DataFrame | None
-    items: pl.DataFrame | None
+    side: dict[str, pl.DataFrame]
+
+
+def input_files(args: argparse.Namespace) -> dict[str, str]:
+    """The files given for the declared frame inputs (``--interactions``...), by option name."""
+    given = {option.name: getattr(args, option.name, None) for option in INPUTS if option.frame}
+    return {name: path for name, path in given.items() if path is not None}
 
 
 def read_inputs(
@@ -518,17 +529,16 @@ def read_inputs(
     if truth_path is not None:
         progress(args, command, f"reading {truth_path}")
         files["truth"] = (truth_path, read_frame(truth_path, text_columns=keys))
-    for role, path in (("interactions", args.interactions), ("items", args.items)):
-        if path is not None:
-            progress(args, command, f"reading {path}")
-            files[role] = (path, read_frame(path, text_columns=keys))
+    for role, path in input_files(args).items():
+        progress(args, command, f"reading {path}")
+        files[role] = (path, read_frame(path, text_columns=keys))
     written = [role for role, (path, _) in files.items() if is_text_file(path)]
     frames = unify_ids(files, keys, written=written, ids=[args.user, args.item])
     recs, truth = frames["recs"], frames.get("truth")
     if truth_path is not None and truth is not None:
         ids = [key for key in (args.user, args.item) if key in recs.columns and key in truth]
         warn_if_few_ids_match(command, recs, truth, ids, left_name=recs_path, right_name=truth_path)
-    return Inputs(recs, truth, frames.get("interactions"), frames.get("items"))
+    return Inputs(recs, truth, {role: frames[role] for role in input_files(args)})
 
 
 # ---------------------------------------------------------------- output files
@@ -623,46 +633,39 @@ def show(frame: pl.DataFrame, output_format: str) -> str:
 # ---------------------------------------------------------------- API parameters as options
 
 
-# the inputs of the measures beside the lists and the truth (ListInputs), as options
-_LIST_INPUTS: dict[str, dict[str, str]] = {
-    "interactions": {
-        "metavar": "PATH",
-        "help": "training interactions (user, item): novelty, arp, long_tail, calibration, "
-        "ips_*/snips_* propensities",
-    },
-    "items": {
-        "metavar": "PATH",
-        "help": "item catalog (item[, category, group, propensity]): coverage, gini, ild, "
-        "awrf, ndkl",
-    },
-    "category": {"help": "category column of --items: ild, calibration"},
-    "propensity": {
-        "help": "propensity column of --items or of the truth: ips_*/snips_* "
-        "(default: estimated from --interactions)"
-    },
-    "group": {"help": "item-group column of --items: awrf, ndkl, exposure_gini"},
-    "group_weight": {"help": "weights column of --group (a list beside the list of groups)"},
-}
-
-
 def add_list_inputs(parser: argparse.ArgumentParser) -> None:
-    """The ``--interactions``, ``--items``, ... options: one per list input of ``evaluate``."""
+    """The ``--interactions``, ``--items``, ... options: one per declared input of the measures.
+
+    From the declarations (:data:`polars_rankmetrics.options.INPUTS`): a frame
+    is a file (``PATH``), a column a name; the help names the measures that
+    read it, from the registry.
+    """
     lists = parser.add_argument_group("inputs of the measures beside the lists and the truth")
-    for name in names(ListInputs):
-        spec = _LIST_INPUTS[name]
+    for option in INPUTS:
+        readers = sorted(
+            {m.name for m in builtin_measures() if option.reads and option.reads in m.inputs}
+        )
+        what = option.what + (f": {', '.join(readers)}" if readers else "")
+        if option.needs:
+            what += " (with " + ", ".join(f"--{name.replace('_', '-')}" for name in option.needs)
+            what += ")"
         lists.add_argument(
-            "--" + name.replace("_", "-"), metavar=spec.get("metavar"), help=spec["help"]
+            "--" + option.name.replace("_", "-"),
+            metavar="PATH" if option.frame else "COLUMN",
+            help=what.replace("%", "%%"),
         )
 
 
-def list_inputs(args: argparse.Namespace, interactions: Any, items: Any) -> dict[str, Any]:
+def list_inputs(args: argparse.Namespace, frames: Mapping[str, Any]) -> dict[str, Any]:
     """The list inputs as ``evaluate`` takes them: the frames read, the column names given."""
-    given = {name: getattr(args, name) for name in names(ListInputs)}
-    return {**given, "interactions": interactions, "items": items}
+    return {
+        option.name: frames.get(option.name) if option.frame else getattr(args, option.name)
+        for option in INPUTS
+    }
 
 
 def add_api_options(
-    parser: argparse.ArgumentParser, names: Sequence[str], *, group: str
+    parser: argparse.ArgumentParser, names: Sequence[str], *, title: str
 ) -> list[str]:
     """Add one ``--option`` per keyword option ``names`` of ``evaluate``, from their declaration.
 
@@ -675,7 +678,7 @@ def add_api_options(
     """
     hints = typing.get_type_hints(EvaluateOptions)
     described = convention_help()
-    options = parser.add_argument_group(group)
+    options = parser.add_argument_group(title)
     for name in names:
         hint = hints[name]
         flag = "--" + name.replace("_", "-")

@@ -42,6 +42,7 @@ from polars_rankmetrics.cli._common import (
     api_options,
     check_input,
     check_output,
+    input_files,
     is_text_file,
     list_inputs,
     read_frame,
@@ -115,7 +116,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--score", help="derive ranks from this score column")
     command.add_argument("--relevance", help="graded relevance column of the truth")
     add_list_inputs(command)
-    add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
+    add_api_options(command, CONVENTIONS, title="conventions (as in evaluate())")
     command.add_argument(
         "--format",
         default="markdown",
@@ -166,23 +167,23 @@ def _trec_inputs(files: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _with_side_files(
     args: argparse.Namespace, runs: pl.DataFrame, qrels: pl.DataFrame
-) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """The runs and the side files, ids by the one rule (TREC ids are text: so are theirs)."""
     files = {"runs": (args.files[1], runs), "qrels": (args.files[0], qrels)}
-    for role, path in (("interactions", args.interactions), ("items", args.items)):
-        if path is not None:
-            files[role] = (path, read_frame(path, text_columns=["user", "item"]))
+    side = input_files(args)
+    for role, path in side.items():
+        files[role] = (path, read_frame(path, text_columns=["user", "item"]))
     # TREC ids are text (trec_eval compares docnos as strings): the side files' follow
     written = [role for role, (path, _) in list(files.items())[2:] if is_text_file(path)]
     frames = unify_ids(files, ["user", "item"], written=written, warn_text=False)
-    return frames["runs"], frames.get("interactions"), frames.get("items")
+    return frames["runs"], {role: frames[role] for role in side}
 
 
 def _check_truthless(metrics: list[str]) -> None:
     """RECS alone: every metric must describe the lists themselves (no truth to compare)."""
     wanting = [label for label in metrics if lookup(parse_metric(label).name).lists is None]
     if wanting:
-        per_user = [m.name for m in all_measures() if m.lists and m.aggregation != "group"]
+        per_user = [m.name for m in all_measures() if m.lists and m.aggregation == "mean"]
         raise ValueError(
             f"compare takes RECS TRUTH (two files): {wanting} compare the lists with a truth "
             f"file; RECS alone works only when every metric describes the lists "
@@ -241,21 +242,20 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.trec:
         options.setdefault("users_without_recs", "zero")
-    inputs = [path for path in (*args.files, args.interactions, args.items) if path is not None]
+    inputs = [*args.files, *input_files(args).values()]
     output = None
     if args.output is not None:
         formats = {**OUTPUT_FORMATS, **REPORT_FORMATS}
         output = check_output(args.output, inputs=inputs, option="--output", formats=formats)
-    for path in (args.interactions, args.items):
-        if path is not None:
-            check_input(path)
+    for path in input_files(args).values():
+        check_input(path)
     if args.trec:
         runs, qrels = _trec_inputs(args.files)
-        recs, interactions, items = _with_side_files(args, runs, qrels)
+        recs, side = _with_side_files(args, runs, qrels)
         result = compare(
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
-            **list_inputs(args, interactions, items),
+            **list_inputs(args, side),
         )  # fmt: skip
     else:
         if len(args.files) > 2:
@@ -268,13 +268,13 @@ def run(args: argparse.Namespace) -> int:
         for path in args.files:
             check_input(path)
         truth_path = args.files[1] if len(args.files) == 2 else None
-        recs, truth, interactions, items = read_inputs(args, "compare", args.files[0], truth_path)
+        recs, truth, side = read_inputs(args, "compare", args.files[0], truth_path)
         options["baseline"] = _baseline(args.baseline, recs, args.system)
         result = compare(
             recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
             rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
             conventions=preset, **options,
-            **list_inputs(args, interactions, items),
+            **list_inputs(args, side),
         )  # fmt: skip
     if output is not None:
         _write(result, output, digits=args.digits)

@@ -20,6 +20,7 @@ from polars_rankmetrics.cli._common import (
     add_list_inputs,
     api_options,
     check_output,
+    input_files,
     list_inputs,
     progress,
     read_inputs,
@@ -71,7 +72,7 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--score", help="derive ranks from this score column")
     add_list_inputs(command)
     command.add_argument("--relevance", help="graded relevance column of the truth")
-    add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
+    add_api_options(command, CONVENTIONS, title="conventions (as in evaluate())")
     output = command.add_argument_group("output")
     output.add_argument("--format", default="table", choices=DISPLAY_FORMATS)
     output.add_argument(
@@ -95,7 +96,7 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
-    files = (args.recs, args.truth, args.interactions, args.items)
+    files = (args.recs, args.truth, *input_files(args).values())
     return [path for path in files if path is not None]
 
 
@@ -133,7 +134,7 @@ def grades_left_unused(truth: pl.DataFrame, args: argparse.Namespace) -> str | N
 def run(args: argparse.Namespace) -> int:
     """Read the files, evaluate, print the means and write the requested files."""
     outputs = _outputs(args)
-    recs, truth, interactions, items = read_inputs(args, "evaluate", args.recs, args.truth)
+    recs, truth, side = read_inputs(args, "evaluate", args.recs, args.truth)
     options: dict[str, Any] = {
         "user": args.user,
         "item": args.item,
@@ -141,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         "score": args.score,
         "relevance": args.relevance,
         "by": args.by or None,
-        **list_inputs(args, interactions, items),
+        **list_inputs(args, side),
         **api_options(args, CONVENTIONS),
     }
     progress(args, "evaluate", f"evaluating {recs.height:,} recommendation rows")

@@ -69,9 +69,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
     command.add_argument("--score", help="derive ranks from this score column")
     command.add_argument("--relevance", help="graded relevance column of the truth")
-    add_api_options(command, CONVENTIONS, group="conventions (as in evaluate())")
+    add_api_options(command, CONVENTIONS, title="conventions (as in evaluate())")
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
-    command.set_defaults(handler=run, command_parser=command, by=[], interactions=None, items=None)
+    command.set_defaults(handler=run, command_parser=command, by=[])
     return command
 
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--margin must be a number above 0, e.g. 0.005, got {args.margin}")
     if not 0 < args.alpha < 0.5:
         raise CliError(f"--alpha must be between 0 and 0.5, e.g. 0.05, got {args.alpha}")
-    recs, truth, _, _ = read_inputs(args, "gate", args.recs, args.truth)
+    recs, truth, _ = read_inputs(args, "gate", args.recs, args.truth)
     if args.system not in recs.columns:
         raise CliError(
             f"{args.recs}: no system column {args.system!r} (--system); columns are {recs.columns}"

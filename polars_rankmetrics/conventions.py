@@ -75,6 +75,20 @@ Duplicates = Literal["error", "first"]
 UsersWithoutRecs = Literal["zero", "exclude"]
 UsersWithoutTruth = Literal["exclude", "judged", "zero"]
 
+# the statistics of compare, and which way a measure is better: every Literal once, here
+Test = Literal["t", "randomization", "wilcoxon", "tukey_hsd"]
+Correction = Literal["holm", "bonferroni", "bh", "none"]
+CiMethod = Literal["t", "bootstrap"]
+Hypothesis = Literal["difference", "superiority", "noninferiority", "equivalence"]
+TESTS: tuple[Test, ...] = ("t", "randomization", "wilcoxon", "tukey_hsd")
+HYPOTHESES: tuple[Hypothesis, ...] = ("difference", "superiority", "noninferiority", "equivalence")
+CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
+CI_METHODS: tuple[CiMethod, ...] = ("t", "bootstrap")
+# which way is better: "higher", "lower", or "none" for a descriptive measure whose better
+# side depends on the goal (ARP, novelty); every decision reads it (METRICS.md)
+Direction = Literal["higher", "lower", "none"]
+DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "none")
+
 PRESET_NAMES: tuple[Preset, ...] = ("default", "trec")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "denominator": ("min_k", "relevant", "hits", "k"),

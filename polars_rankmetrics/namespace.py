@@ -24,11 +24,9 @@ import polars as pl
 from polars_rankmetrics import evaluate as _evaluate
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
-from polars_rankmetrics.analysis import _stats
-from polars_rankmetrics.analysis._direction import GivenDirection
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
-from polars_rankmetrics.options import EvaluateOptions, Unpack
+from polars_rankmetrics.options import CompareOptions, EvaluateOptions, Unpack
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]
 
@@ -89,25 +87,9 @@ class _RankNamespace(Generic[FrameT]):
         *,
         system: str = "model",
         baseline: Any = None,
-        test: _stats.Test = "t",
-        ci: float = 0.95,
-        ci_method: _stats.CiMethod = "t",
-        correction: _stats.Correction = "holm",
-        alpha: float = 0.05,
-        n_resamples: int = 10_000,
-        seed: int | None = 0,
-        hypothesis: _stats.Hypothesis = "difference",
-        margin: float | None = None,
-        tolerance: float = 0.0,
-        direction: GivenDirection = None,
-        **options: Unpack[EvaluateOptions],
+        **options: Unpack[CompareOptions],
     ) -> FrameT:
-        return _compare(
-            self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
-            ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance,
-            direction=direction, **options,
-        )  # fmt: skip
+        return _compare(self._frame, truth, metrics, system=system, baseline=baseline, **options)
 
     def curves(
         self,

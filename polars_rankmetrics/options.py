@@ -25,13 +25,18 @@ else:  # pragma: no cover - Python 3.10
     from typing_extensions import Unpack
 
 from polars_rankmetrics.conventions import (
+    CiMethod,
     Conventions,
+    Correction,
     Denominator,
+    Direction,
     Duplicates,
     Gain,
+    Hypothesis,
     Ideal,
     NonpositiveScores,
     Preset,
+    Test,
     Ties,
     Unjudged,
     UserSets,
@@ -44,15 +49,19 @@ __all__ = [
     "DEFAULTS",
     "FRAME_OPTIONS",
     "INPUTS",
+    "STATISTICS",
+    "CompareOptions",
     "ConventionOptions",
     "Declared",
     "EvaluateOptions",
     "ListInputs",
     "Roles",
+    "StatisticsOptions",
     "Unpack",
     "conventions_given",
     "names",
     "read",
+    "read_statistics",
 ]
 
 
@@ -119,6 +128,31 @@ class ListInputs(TypedDict, total=False):
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
     """Every keyword option of ``evaluate`` and of each surface that forwards to it."""
+
+
+class StatisticsOptions(TypedDict, total=False):
+    """How ``compare`` and ``compare_per_user`` test and summarise: one keyword each.
+
+    The test, the intervals, the correction for multiple comparisons, the
+    decision (hypothesis and margin), the ties of wins and losses and which
+    way is better; :data:`STATISTICS` holds their defaults and meanings.
+    """
+
+    test: Test
+    ci: float
+    ci_method: CiMethod
+    correction: Correction
+    alpha: float
+    n_resamples: int
+    seed: int | None
+    hypothesis: Hypothesis
+    margin: float | None
+    tolerance: float
+    direction: Direction | Mapping[str, Direction] | None
+
+
+class CompareOptions(StatisticsOptions, EvaluateOptions, total=False):
+    """Every keyword option of ``compare``: its statistics, then ``evaluate``'s."""
 
 
 @dataclass(frozen=True)
@@ -338,6 +372,77 @@ DECLARED: Final[Mapping[str, Declared]] = {
     option.name: option for option in (*_ROLES, *_CONVENTIONS, *_LIST_INPUTS)
 }
 
+_STATISTICS = (
+    Declared(
+        "test", "t", '{"t", "randomization", "wilcoxon", "tukey_hsd"}',
+        '``"t"`` (paired t-test, as ``scipy.stats.ttest_rel``), ``"randomization"`` (paired '
+        "sign flip, ``n_resamples`` resamples, p = (b + 1) / (B + 1)), ``\"wilcoxon\"`` "
+        '(``scipy.stats.wilcoxon``, zero differences dropped) or ``"tukey_hsd"`` (randomized '
+        "Tukey HSD, Carterette 2012: within each user the system labels are permuted, "
+        "``n_resamples`` replicates; per pair p = (b + 1) / (B + 1), b counting replicates "
+        "whose largest |difference of two systems' means| is >= the pair's observed "
+        '|difference|). All two-sided. ``"tukey_hsd"`` is family-adjusted by construction: '
+        "``p_value`` and ``p_adjusted`` are the same number and ``correction`` is not "
+        "applied; it uses the users with a value for every system of the group.",
+    ),
+    Declared("ci", 0.95, "float", "Confidence level of every interval, in (0, 1)."),
+    Declared(
+        "ci_method", "t", '{"t", "bootstrap"}',
+        '``"t"``: mean +- t_{(1+ci)/2, n-1} s / sqrt(n); ``"bootstrap"``: percentile '
+        "bootstrap over users (``n_resamples``, ``seed``).",
+    ),
+    Declared(
+        "correction", "holm", '{"holm", "bonferroni", "bh", "none"}',
+        '``"holm"``, ``"bonferroni"``, ``"bh"`` (Benjamini-Hochberg) or ``"none"``, applied '
+        "within each family: every comparison of one metric in one ``by`` group.",
+    ),
+    Declared("alpha", 0.05, "float", "``significant`` is ``p_adjusted < alpha``."),
+    Declared(
+        "n_resamples", 10_000, "int",
+        "Resamples of the randomization test, Tukey HSD and the bootstrap.",
+    ),
+    Declared(
+        "seed", 0, "int or None",
+        "Seed of numpy's random generator (randomization, Tukey HSD, bootstrap): the same "
+        "seed gives the same numbers. ``None``: fresh randomness.",
+    ),
+    Declared(
+        "hypothesis", "difference", "str",
+        "The decision the paired t-test makes on the improvement g = s (system - baseline), "
+        "s = +1 for a metric where higher is better, -1 where lower is (``direction``), df "
+        'n - 1: ``"difference"`` (H0 mean(d) = 0, two-sided: no direction needed); '
+        '``"superiority"`` (H0 mean(g) <= 0, one-sided); ``"noninferiority"`` (H0 mean(g) '
+        "<= -margin, one-sided p of t = (mean(g) + margin) / (sd(g) / sqrt(n))); "
+        '``"equivalence"`` (TOST, Schuirmann 1987: p = max of the one-sided p-values against '
+        "-margin and +margin; no direction needed). ``significant`` then means H0 is "
+        "rejected (the system is shown superior, non-inferior or equivalent). Only with "
+        '``test="t"``. A one-sided hypothesis on a metric without a direction is refused, '
+        "naming it.",
+    ),
+    Declared(
+        "margin", None, "float or None",
+        'The margin m > 0 of ``"noninferiority"`` and ``"equivalence"``, in the metric\'s '
+        "units (e.g. 0.005 of nDCG); refused with the other hypotheses.",
+    ),
+    Declared(
+        "tolerance", 0.0, "float",
+        "``wins``, ``ties``, ``losses`` count users whose improvement g_u is > tolerance "
+        "(the system better), within it, or < -tolerance (worse); 0: exact ties.",
+    ),
+    Declared(
+        "direction", None, '{"higher", "lower", "none"}, mapping or None',
+        "Which way is better: the metric's declared direction by default (the ``direction`` "
+        "column; ``mean_rank``, ``fallout``, ``gini``... are lower-is-better), or "
+        '``"higher"`` / ``"lower"`` for every metric, or a mapping per metric (a column that '
+        "is not a metric string, or a descriptive measure such as ``arp``, declares none). "
+        "Without one, ``wins``/``ties``/``losses`` are null and one-sided hypotheses are "
+        "refused; ``diff`` is always system - baseline.",
+    ),
+)  # fmt: skip
+
+#: The statistics options of ``compare`` (:class:`StatisticsOptions`), declared once.
+STATISTICS: Final[Mapping[str, Declared]] = {option.name: option for option in _STATISTICS}
+
 #: The default of every option: the one place it is written.
 DEFAULTS: Final[Mapping[str, object]] = {name: d.default for name, d in DECLARED.items()}
 
@@ -359,6 +464,21 @@ def conventions_given(options: EvaluateOptions) -> dict[str, Any]:
     return {name: options.get(name) for name in names(ConventionOptions) if name != "conventions"}
 
 
+def read_statistics(given: Mapping[str, object]) -> tuple[StatisticsOptions, dict[str, object]]:
+    """A call's statistics options with their defaults, and the other keywords it was given.
+
+    Examples
+    --------
+    >>> statistics, rest = read_statistics({"test": "wilcoxon", "score": "s"})
+    >>> statistics["test"], statistics["ci"], rest
+    ('wilcoxon', 0.95, {'score': 's'})
+    """
+    own = {name: value for name, value in given.items() if name in STATISTICS}
+    rest = {name: value for name, value in given.items() if name not in STATISTICS}
+    defaults = {name: option.default for name, option in STATISTICS.items()}
+    return cast("StatisticsOptions", {**defaults, **own}), rest
+
+
 def read(given: Mapping[str, object], *, function: str) -> EvaluateOptions:
     """The options of a call of ``function``: unknown keywords refused, every default filled in.
 
@@ -372,8 +492,13 @@ def read(given: Mapping[str, object], *, function: str) -> EvaluateOptions:
     TypeError: evaluate() got an unexpected keyword argument 'scroe'; did you mean 'score'?
     """
     unknown = [name for name in given if name not in DEFAULTS]
+    if unknown and unknown[0] in STATISTICS:
+        raise TypeError(
+            f"{function}() got an unexpected keyword argument {unknown[0]!r}: it is an option "
+            "of compare and compare_per_user (how systems are tested)"
+        )
     if unknown:
-        close = difflib.get_close_matches(unknown[0], list(DEFAULTS), n=1)
+        close = difflib.get_close_matches(unknown[0], [*DEFAULTS, *STATISTICS], n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; options are {list(DEFAULTS)}"
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
     return cast("EvaluateOptions", {**DEFAULTS, **given})

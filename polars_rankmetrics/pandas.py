@@ -66,14 +66,12 @@ from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._validation import shorten
-from polars_rankmetrics.analysis import _stats
-from polars_rankmetrics.analysis._direction import GivenDirection
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
-from polars_rankmetrics.options import EvaluateOptions, Unpack, read
+from polars_rankmetrics.options import CompareOptions, EvaluateOptions, Unpack, read
 
 __all__ = [
     "RankAccessorWarning",
@@ -416,25 +414,9 @@ class _FrameRank:
         *,
         system: str = "model",
         baseline: Any = None,
-        test: _stats.Test = "t",
-        ci: float = 0.95,
-        ci_method: _stats.CiMethod = "t",
-        correction: _stats.Correction = "holm",
-        alpha: float = 0.05,
-        n_resamples: int = 10_000,
-        seed: int | None = 0,
-        hypothesis: _stats.Hypothesis = "difference",
-        margin: float | None = None,
-        tolerance: float = 0.0,
-        direction: GivenDirection = None,
-        **options: Unpack[EvaluateOptions],
+        **options: Unpack[CompareOptions],
     ) -> pd.DataFrame:
-        return _compare(
-            self._frame, truth, metrics, system=system, baseline=baseline, test=test, ci=ci,
-            ci_method=ci_method, correction=correction, alpha=alpha, n_resamples=n_resamples,
-            seed=seed, hypothesis=hypothesis, margin=margin, tolerance=tolerance,
-            direction=direction, **options,
-        )  # fmt: skip
+        return _compare(self._frame, truth, metrics, system=system, baseline=baseline, **options)
 
     def curves(
         self,

@@ -1,4 +1,4 @@
-"""Griffe extension: show ``**options: Unpack[EvaluateOptions]`` as the keywords it stands for.
+"""Griffe extension: show ``**options: Unpack[...Options]`` as the keywords it stands for.
 
 ``evaluate``, ``per_user_parts``, ``compare``, ``curves``, the pandas and Spark
 functions take the shared options as ``**options: Unpack[EvaluateOptions]``
@@ -25,9 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from polars_rankmetrics.options import DEFAULTS  # noqa: E402
+from polars_rankmetrics.options import DEFAULTS, STATISTICS  # noqa: E402
 
-DECLARATION = "EvaluateOptions"
+# the keyword declarations a signature may unpack, and every option's default
+DECLARATIONS = ("EvaluateOptions", "StatisticsOptions", "CompareOptions")
+ALL_DEFAULTS = {**DEFAULTS, **{name: option.default for name, option in STATISTICS.items()}}
 _DOCUMENTS_OPTIONS = re.compile(r"^\s*(?:[\w, ]*, )?\*\*options\s*$", re.MULTILINE)
 
 
@@ -75,16 +77,23 @@ class SharedOptions(griffe.Extension):
         del kwargs
         if pkg.name != "polars_rankmetrics":
             return
-        declaration = pkg["options"][DECLARATION]
-        fields = _fields(declaration)
-        missing = set(DEFAULTS) ^ {field.name for field in fields}
+        expanded = {name: _fields(pkg["options"][name]) for name in DECLARATIONS}
+        missing = set(DEFAULTS) ^ {field.name for field in expanded["EvaluateOptions"]}
         if missing:
-            raise ValueError(f"{DECLARATION}'s fields and DEFAULTS differ: {sorted(missing)}")
+            raise ValueError(f"EvaluateOptions' fields and DEFAULTS differ: {sorted(missing)}")
         for func in _functions(pkg):
             options = next(
                 (p for p in func.parameters if p.kind is griffe.ParameterKind.var_keyword), None
             )
-            if options is None or f"Unpack[{DECLARATION}]" not in str(options.annotation):
+            unpacked = next(
+                (
+                    name
+                    for name in DECLARATIONS
+                    if f"Unpack[{name}]" in str(getattr(options, "annotation", ""))
+                ),
+                None,
+            )
+            if options is None or unpacked is None:
                 continue
             documents_options = bool(
                 func.docstring and _DOCUMENTS_OPTIONS.search(func.docstring.value)
@@ -92,7 +101,7 @@ class SharedOptions(griffe.Extension):
             if func.docstring and documents_options:
                 _ = func.docstring.parsed  # against the signature with **options
             del func.parameters[options.name]
-            for field in fields:
+            for field in expanded[unpacked]:
                 if field.name in func.parameters:  # a keyword of its own (none today)
                     continue
                 func.parameters.add(
@@ -100,7 +109,7 @@ class SharedOptions(griffe.Extension):
                         field.name,
                         annotation=field.annotation,
                         kind=griffe.ParameterKind.keyword_only,
-                        default=_default(DEFAULTS[field.name]),
+                        default=_default(ALL_DEFAULTS[field.name]),
                     )
                 )
             _own_defaults(func)

@@ -25,11 +25,11 @@ import argparse
 import html
 import sys
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from polars_rankmetrics._measures._registry import Measure, builtin_measures
-from polars_rankmetrics.options import DECLARED
+from polars_rankmetrics.options import DECLARED, STATISTICS, Declared
 
 __all__ = [
     "DOCSTRING_LEAD",
@@ -48,6 +48,7 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EVALUATE = ROOT / "polars_rankmetrics" / "evaluate.py"
+COMPARE = ROOT / "polars_rankmetrics" / "analysis" / "compare.py"
 COMMAND = "python -m polars_rankmetrics._measures._catalog --write"
 README_START = f"<!-- measures: generated from the registry by `{COMMAND}` -->"
 README_END = "<!-- measures: end -->"
@@ -235,14 +236,16 @@ def _default(value: object) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def options_block() -> str:
-    """``evaluate``'s "Other Parameters": one entry per declared option, its own sentence.
+def options_block(declared: Mapping[str, Declared] = DECLARED) -> str:
+    """An "Other Parameters" section: one entry per declared option, its own sentence.
 
-    From :data:`polars_rankmetrics.options.DECLARED`, so that the docstring,
-    the API reference and the command line say the same thing of each option.
+    From :data:`polars_rankmetrics.options.DECLARED` (``evaluate``'s) or
+    :data:`~polars_rankmetrics.options.STATISTICS` (``compare_per_user``'s),
+    so that the docstring, the API reference and the command line say the
+    same thing of each option.
     """
     entries = []
-    for option in DECLARED.values():
+    for option in declared.values():
         kind = option.kind
         if ", default " not in kind:
             kind += f", default {_default(option.default)}"
@@ -258,12 +261,13 @@ def options_block() -> str:
     return _OPTIONS_HEAD + "\n".join(entries)
 
 
-def _replace_options(text: str) -> str:
+def _replace_options(text: str, declared: Mapping[str, Declared] = DECLARED) -> str:
+    """The first "Other Parameters" section of ``text`` written from ``declared``."""
     start = text.find(_OPTIONS_HEAD)
     end = text.find(_OPTIONS_END, start)
     if start < 0 or end < 0:
-        raise ValueError("evaluate.py needs an 'Other Parameters' section before 'Returns'")
-    return text[:start] + options_block() + text[end:]
+        raise ValueError("a docstring needs an 'Other Parameters' section before 'Returns'")
+    return text[:start] + options_block(declared) + text[end:]
 
 
 def _targets() -> dict[Path, str]:
@@ -271,6 +275,7 @@ def _targets() -> dict[Path, str]:
     return {
         README: _replace_readme(README.read_text(encoding="utf-8")),
         EVALUATE: _replace_options(evaluate),
+        COMPARE: _replace_options(COMPARE.read_text(encoding="utf-8"), STATISTICS),
     }
 
 

@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics.conventions import DIRECTIONS, Direction
 
 if TYPE_CHECKING:
     from polars_rankmetrics._measures._curve import CurveStep
@@ -152,10 +153,7 @@ TIE_SIZE = f"{PREFIX}tie_size"
 TIE_RELEVANT = f"{PREFIX}tie_relevant"
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
-# which way is better: "higher", "lower", or "none" for a descriptive measure whose better
-# side depends on the goal (ARP, novelty); every decision reads it (METRICS.md)
-Direction = Literal["higher", "lower", "none"]
-DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "none")
+
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "sum", "group")
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",

@@ -38,6 +38,17 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from polars_rankmetrics.conventions import (
+    CI_METHODS,
+    CORRECTIONS,
+    HYPOTHESES,
+    TESTS,
+    CiMethod,
+    Correction,
+    Hypothesis,
+    Test,
+)
+
 __all__ = [
     "CI_METHODS",
     "CORRECTIONS",
@@ -62,14 +73,6 @@ __all__ = [
     "wins_ties_losses",
 ]
 
-Test = Literal["t", "randomization", "wilcoxon", "tukey_hsd"]
-Correction = Literal["holm", "bonferroni", "bh", "none"]
-CiMethod = Literal["t", "bootstrap"]
-Hypothesis = Literal["difference", "superiority", "noninferiority", "equivalence"]
-TESTS: tuple[Test, ...] = ("t", "randomization", "wilcoxon", "tukey_hsd")
-HYPOTHESES: tuple[Hypothesis, ...] = ("difference", "superiority", "noninferiority", "equivalence")
-CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
-CI_METHODS: tuple[CiMethod, ...] = ("t", "bootstrap")
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -37,7 +37,13 @@ from polars_rankmetrics.analysis._direction import (
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
 from polars_rankmetrics.evaluate import evaluate as _evaluate
 from polars_rankmetrics.evaluate import parse_metric, parse_metrics
-from polars_rankmetrics.options import EvaluateOptions, Unpack, read
+from polars_rankmetrics.options import (
+    CompareOptions,
+    StatisticsOptions,
+    Unpack,
+    read,
+    read_statistics,
+)
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_per_user"]
 
@@ -181,17 +187,7 @@ def compare_per_user(
     user: str = "user",
     by: str | Sequence[str] | None = None,
     baseline: Any = None,
-    test: Test = "t",
-    ci: float = 0.95,
-    ci_method: CiMethod = "t",
-    correction: Correction = "holm",
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    hypothesis: Hypothesis = "difference",
-    margin: float | None = None,
-    tolerance: float = 0.0,
-    direction: GivenDirection = None,
+    **options: Unpack[StatisticsOptions],
 ) -> Frame:
     """Compare systems from per-user scores: means, intervals, paired tests.
 
@@ -218,63 +214,60 @@ def compare_per_user(
         systems (see Returns). A list of systems: each of them against every
         other system (a pair of listed baselines once, against the one listed
         first), all in one family of comparisons per metric and group.
-    test
-        ``"t"`` (paired t-test, as ``scipy.stats.ttest_rel``),
-        ``"randomization"`` (paired sign flip, ``n_resamples`` resamples,
-        p = (b + 1) / (B + 1)), ``"wilcoxon"`` (``scipy.stats.wilcoxon``,
-        zero differences dropped) or ``"tukey_hsd"`` (randomized Tukey HSD,
-        Carterette 2012: within each user the system labels are permuted,
-        ``n_resamples`` replicates; per pair p = (b + 1) / (B + 1), b counting
-        replicates whose largest |difference of two systems' means| is >= the
-        pair's observed |difference|). All two-sided. ``"tukey_hsd"`` is
-        family-adjusted by construction: ``p_value`` and ``p_adjusted`` are
-        the same number and ``correction`` is not applied; it uses the users
-        with a value for every system of the group (see Notes).
-    ci
+    **options
+        How the systems are tested and summarised
+        (:class:`polars_rankmetrics.options.StatisticsOptions`), each below.
+
+    Other Parameters
+    ----------------
+    test : {"t", "randomization", "wilcoxon", "tukey_hsd"}, default "t"
+        ``"t"`` (paired t-test, as ``scipy.stats.ttest_rel``), ``"randomization"`` (paired sign
+        flip, ``n_resamples`` resamples, p = (b + 1) / (B + 1)), ``"wilcoxon"``
+        (``scipy.stats.wilcoxon``, zero differences dropped) or ``"tukey_hsd"`` (randomized
+        Tukey HSD, Carterette 2012: within each user the system labels are permuted,
+        ``n_resamples`` replicates; per pair p = (b + 1) / (B + 1), b counting replicates whose
+        largest |difference of two systems' means| is >= the pair's observed |difference|). All
+        two-sided. ``"tukey_hsd"`` is family-adjusted by construction: ``p_value`` and
+        ``p_adjusted`` are the same number and ``correction`` is not applied; it uses the users
+        with a value for every system of the group.
+    ci : float, default 0.95
         Confidence level of every interval, in (0, 1).
-    ci_method
-        ``"t"``: mean +- t_{(1+ci)/2, n-1} s / sqrt(n); ``"bootstrap"``:
-        percentile bootstrap over users (``n_resamples``, ``seed``).
-    correction
-        ``"holm"``, ``"bonferroni"``, ``"bh"`` (Benjamini-Hochberg) or
-        ``"none"``, applied within each family: every comparison of one
-        metric in one ``by`` group.
-    alpha
+    ci_method : {"t", "bootstrap"}, default "t"
+        ``"t"``: mean +- t_{(1+ci)/2, n-1} s / sqrt(n); ``"bootstrap"``: percentile bootstrap
+        over users (``n_resamples``, ``seed``).
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+        ``"holm"``, ``"bonferroni"``, ``"bh"`` (Benjamini-Hochberg) or ``"none"``, applied
+        within each family: every comparison of one metric in one ``by`` group.
+    alpha : float, default 0.05
         ``significant`` is ``p_adjusted < alpha``.
-    n_resamples
-        Resamples of the randomization test and of the bootstrap.
-    seed
-        Seed of numpy's random generator (randomization, Tukey HSD,
-        bootstrap): the same seed gives the same numbers. ``None``: fresh
-        randomness.
-    hypothesis
-        The decision the paired t-test makes on the improvement
-        g = s (system - baseline), s = +1 for a metric where higher is
-        better, -1 where lower is (``direction``), df n - 1: ``"difference"``
-        (default, H0 mean(d) = 0, two-sided: no direction needed);
-        ``"superiority"`` (H0 mean(g) <= 0, one-sided);
-        ``"noninferiority"`` (H0 mean(g) <= -margin, one-sided p of
-        t = (mean(g) + margin) / (sd(g) / sqrt(n))); ``"equivalence"``
-        (TOST, Schuirmann 1987: p = max of the one-sided p-values against
-        -margin and +margin; no direction needed). ``significant`` then means
-        H0 is rejected (the system is shown superior, non-inferior or
-        equivalent). Only with ``test="t"``. A one-sided hypothesis on a
-        metric without a direction is refused, naming it.
-    margin
-        The margin m > 0 of ``"noninferiority"`` and ``"equivalence"``, in the
-        metric's units (e.g. 0.005 of nDCG); refused with the other hypotheses.
-    tolerance
-        ``wins``, ``ties``, ``losses`` count users whose improvement g_u is
-        > tolerance (the system better), within it, or < -tolerance (worse);
-        default 0: exact ties.
-    direction
-        Which way is better: the metric's declared direction by default (the
-        ``direction`` column; ``mean_rank``, ``fallout``, ``gini``... are
-        lower-is-better), or ``"higher"`` / ``"lower"`` for every metric, or
-        a mapping per metric (a column that is not a metric string, or a
-        descriptive measure such as ``arp``, declares none). Without one,
-        ``wins``/``ties``/``losses`` are null and one-sided hypotheses are
-        refused; ``diff`` is always system - baseline.
+    n_resamples : int, default 10000
+        Resamples of the randomization test, Tukey HSD and the bootstrap.
+    seed : int or None, default 0
+        Seed of numpy's random generator (randomization, Tukey HSD, bootstrap): the same seed
+        gives the same numbers. ``None``: fresh randomness.
+    hypothesis : str, default "difference"
+        The decision the paired t-test makes on the improvement g = s (system - baseline), s =
+        +1 for a metric where higher is better, -1 where lower is (``direction``), df n - 1:
+        ``"difference"`` (H0 mean(d) = 0, two-sided: no direction needed); ``"superiority"`` (H0
+        mean(g) <= 0, one-sided); ``"noninferiority"`` (H0 mean(g) <= -margin, one-sided p of t
+        = (mean(g) + margin) / (sd(g) / sqrt(n))); ``"equivalence"`` (TOST, Schuirmann 1987: p =
+        max of the one-sided p-values against -margin and +margin; no direction needed).
+        ``significant`` then means H0 is rejected (the system is shown superior, non-inferior or
+        equivalent). Only with ``test="t"``. A one-sided hypothesis on a metric without a
+        direction is refused, naming it.
+    margin : float or None, default None
+        The margin m > 0 of ``"noninferiority"`` and ``"equivalence"``, in the metric's units
+        (e.g. 0.005 of nDCG); refused with the other hypotheses.
+    tolerance : float, default 0.0
+        ``wins``, ``ties``, ``losses`` count users whose improvement g_u is > tolerance (the
+        system better), within it, or < -tolerance (worse); 0: exact ties.
+    direction : {"higher", "lower", "none"}, mapping or None, default None
+        Which way is better: the metric's declared direction by default (the ``direction``
+        column; ``mean_rank``, ``fallout``, ``gini``... are lower-is-better), or ``"higher"`` /
+        ``"lower"`` for every metric, or a mapping per metric (a column that is not a metric
+        string, or a descriptive measure such as ``arp``, declares none). Without one,
+        ``wins``/``ties``/``losses`` are null and one-sided hypotheses are refused; ``diff`` is
+        always system - baseline.
 
     Returns
     -------
@@ -399,15 +392,14 @@ def compare_per_user(
     d_z = 0.15 / 0.129099 = 1.161895, t = d_z * sqrt(4) = 2.323790 on 3 degrees
     of freedom: p = 0.102728 (``scipy.stats.ttest_rel`` gives the same).
     """
-    options = _check_options(
-        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
-        n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
-        tolerance=tolerance, direction=direction,
-    )  # fmt: skip
+    statistics, unknown = read_statistics(options)
+    if unknown:
+        read(unknown, function="compare_per_user")  # refuses them, with a suggestion
+    checked = _check_options(**statistics)
     call = caller(scores, name="scores")
     result = _compare_frame(
         collected(call.frame), metrics, system=system, user=user, by=_as_list(by),
-        baseline=baseline, options=options,
+        baseline=baseline, options=checked,
     )  # fmt: skip
     return call.back(result)
 
@@ -419,18 +411,7 @@ def compare(
     *,
     system: str = "model",
     baseline: Any = None,
-    test: Test = "t",
-    ci: float = 0.95,
-    ci_method: CiMethod = "t",
-    correction: Correction = "holm",
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    hypothesis: Hypothesis = "difference",
-    margin: float | None = None,
-    tolerance: float = 0.0,
-    direction: GivenDirection = None,
-    **options: Unpack[EvaluateOptions],
+    **options: Unpack[CompareOptions],
 ) -> Frame:
     """Evaluate several systems and compare them: means, intervals, paired tests.
 
@@ -461,17 +442,15 @@ def compare(
         ``system``.
     baseline
         The system every other one is compared with; ``None``: every pair.
-    test, ci, ci_method, correction, alpha, n_resamples, seed
-        As for :func:`compare_per_user`.
-    hypothesis, margin, tolerance, direction
-        As for :func:`compare_per_user`; a metric string's measure declares
-        its direction (``fallout@10`` is lower-is-better).
     **options
-        Every option of ``evaluate`` (:class:`polars_rankmetrics.EvaluateOptions`),
-        forwarded to it: the column roles and the other grouping columns
-        (``by``), the conventions (they decide each user's scores and which
-        users count, hence who is paired) and the inputs of the measures of
-        the lists (the training history, shared by the systems; the catalog).
+        The statistics options of :func:`compare_per_user` (``test``, ``ci``,
+        ``hypothesis``, ``direction``...: a metric string's measure declares its
+        direction, ``fallout@10`` is lower-is-better), then every option of
+        ``evaluate`` (:class:`polars_rankmetrics.EvaluateOptions`), forwarded to
+        it: the column roles and the other grouping columns (``by``), the
+        conventions (they decide each user's scores and which users count,
+        hence who is paired) and the inputs of the measures of the lists (the
+        training history, shared by the systems; the catalog).
 
     Returns
     -------
@@ -513,14 +492,11 @@ def compare(
     knn finds every user's item first (RR = 1), pop never (RR = 0): d = 1 for
     every user, zero variance with a nonzero difference, p = 0.
     """
-    statistics = _check_options(
-        test=test, ci=ci, ci_method=ci_method, correction=correction, alpha=alpha,
-        n_resamples=n_resamples, seed=seed, hypothesis=hypothesis, margin=margin,
-        tolerance=tolerance, direction=direction,
-    )  # fmt: skip
+    given_statistics, rest = read_statistics(options)
+    statistics = _check_options(**given_statistics)
     if not isinstance(system, str):
         raise TypeError(f"system must be a column name, got {system!r}")
-    given = read(options, function="compare")
+    given = read(rest, function="compare")
     user = given["user"]
     others = _as_list(given["by"])
     if system in others:
@@ -537,7 +513,7 @@ def compare(
     _require_system(call.frame.collect_schema(), system)
     truth_frame = call.read(truth, name="truth")
     kwargs: dict[str, Any] = {
-        **call.read_options(options), "by": [*others, system], "per_user": True,
+        **call.read_options(given), "by": [*others, system], "per_user": True,
     }  # fmt: skip
     per_user = _evaluate(call.frame, truth_frame, labels, **kwargs)
     result = _compare_frame(

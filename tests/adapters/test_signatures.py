@@ -28,7 +28,10 @@ pd = pytest.importorskip("pandas")
 from polars_rankmetrics import pandas as prm_pd  # noqa: E402 - after the pandas check
 
 OPTIONS = set(declared.DEFAULTS)
+STATISTICS = set(declared.STATISTICS)
 UNPACKED = typing.Unpack[declared.EvaluateOptions]  # type: ignore[misc]
+# compare takes the statistics options as well: one declaration of both
+COMPARE_UNPACKED = typing.Unpack[declared.CompareOptions]  # type: ignore[misc]
 
 
 def _forwarders() -> dict[str, Callable[..., Any]]:
@@ -68,11 +71,27 @@ def _hints(function: Callable[..., Any]) -> dict[str, Any]:
 def test_the_options_come_from_their_one_declaration(name: str) -> None:
     function = FORWARDERS[name]
     parameters = inspect.signature(function).parameters
-    copied = sorted(OPTIONS.intersection(parameters))
+    own = STATISTICS if name.endswith("compare") else set()
+    copied = sorted((OPTIONS | own).intersection(parameters))
     assert not copied, f"{name} copies the shared option(s) {copied} by hand"
     variadic = [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
     assert [p.name for p in variadic] == ["options"], name
-    assert _hints(function)["options"] == UNPACKED, name
+    expected = COMPARE_UNPACKED if name.endswith("compare") else UNPACKED
+    assert _hints(function)["options"] == expected, name
+
+
+def test_compare_per_user_takes_the_statistics_from_their_declaration() -> None:
+    parameters = inspect.signature(prm.compare_per_user).parameters
+    assert not sorted(STATISTICS.intersection(parameters))
+    unpacked = typing.Unpack[declared.StatisticsOptions]  # type: ignore[misc]
+    assert _hints(prm.compare_per_user)["options"] == unpacked
+    assert list(typing.get_type_hints(declared.StatisticsOptions)) == list(declared.STATISTICS)
+    hints = typing.get_type_hints(declared.CompareOptions)
+    assert list(hints) == [*declared.STATISTICS, *declared.DEFAULTS]
+    # a misspelt statistic gets the closest one
+    scores = pl.DataFrame({"model": ["a", "b"], "user": [1, 1], "m": [0.1, 0.2]})
+    with pytest.raises(TypeError, match=r"'tset'.*did you mean 'test'"):
+        prm.compare_per_user(scores, baseline="a", tset="t")  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("name", [name for name in FORWARDERS if ".rank." in name])

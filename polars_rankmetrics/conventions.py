@@ -67,6 +67,8 @@ Denominator = formula.Denominator
 Gain = formula.Gain
 GainTable = formula.GainTable
 Ties = Literal["item_desc", "item_asc", "input", "average"]
+# the orders of equal scores that give each row one position (positions(); "average" does not)
+TieOrder = Literal["item_desc", "item_asc", "input"]
 Ideal = Literal["truth", "k"]
 Unjudged = Literal["keep", "remove"]
 NonpositiveScores = Literal["keep", "drop"]

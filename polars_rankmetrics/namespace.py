@@ -26,7 +26,7 @@ from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics.analysis.compare import compare as _compare
 from polars_rankmetrics.analysis.curves import curves as _curves
-from polars_rankmetrics.options import CompareOptions, EvaluateOptions, Unpack
+from polars_rankmetrics.options import CompareOptions, EvaluateOptions, PositionOptions, Unpack
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]
 
@@ -40,19 +40,9 @@ class _RankNamespace(Generic[FrameT]):
     def positions(
         self,
         k: int | None = None,
-        *,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        ties: _ranking.Ties = "item_desc",
-        duplicates: _ranking.Duplicates = "error",
-        by: str | Sequence[str] | None = None,
+        **options: Unpack[PositionOptions],
     ) -> FrameT:
-        return _ranking.positions(
-            self._frame, k, user=user, item=item, rank=rank, score=score, ties=ties,
-            duplicates=duplicates, by=by,
-        )  # fmt: skip
+        return _ranking.positions(self._frame, k, **options)
 
     def relevance(
         self,

@@ -37,6 +37,7 @@ from polars_rankmetrics.conventions import (
     NonpositiveScores,
     Preset,
     Test,
+    TieOrder,
     Ties,
     Unjudged,
     UserSets,
@@ -49,18 +50,21 @@ __all__ = [
     "DEFAULTS",
     "FRAME_OPTIONS",
     "INPUTS",
+    "POSITIONS",
     "STATISTICS",
     "CompareOptions",
     "ConventionOptions",
     "Declared",
     "EvaluateOptions",
     "ListInputs",
+    "PositionOptions",
     "Roles",
     "StatisticsOptions",
     "Unpack",
     "conventions_given",
     "names",
     "read",
+    "read_positions",
     "read_statistics",
 ]
 
@@ -128,6 +132,23 @@ class ListInputs(TypedDict, total=False):
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
     """Every keyword option of ``evaluate`` and of each surface that forwards to it."""
+
+
+class PositionOptions(TypedDict, total=False):
+    """How ``positions`` reads and ranks the lists: the roles, the tie order, repeats.
+
+    :data:`POSITIONS` holds their defaults and meanings (``ties`` and
+    ``duplicates`` are values here, not a preset's: ``positions`` ranks,
+    it does not evaluate).
+    """
+
+    user: str
+    item: str
+    rank: str
+    score: str | None
+    ties: TieOrder
+    duplicates: Duplicates
+    by: str | Sequence[str] | None
 
 
 class StatisticsOptions(TypedDict, total=False):
@@ -440,6 +461,34 @@ _STATISTICS = (
     ),
 )  # fmt: skip
 
+_POSITIONS = (
+    *_ROLES[:3],
+    Declared(
+        "score", None, "str or None",
+        "The column to rank by, higher is better, compared as float64. ``rank`` is then "
+        "the column written (overwritten if present); ``None``: the ranks in ``rank`` are "
+        "read and checked.",
+    ),
+    Declared(
+        "ties", "item_desc", '{"item_desc", "item_asc", "input"}',
+        'How equal scores are ordered: ``"item_desc"`` (trec_eval: item id descending), '
+        '``"item_asc"`` (item id ascending), ``"input"`` (the order of the rows). Item ids '
+        "compare by value.",
+    ),
+    Declared(
+        "duplicates", "error", '{"error", "first"}',
+        'A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best '
+        "position; score-derived ranks are then re-numbered).",
+    ),
+    Declared(
+        "by", None, "str, sequence of str or None",
+        "Columns that identify separate lists besides the user (model, fold...).",
+    ),
+)  # fmt: skip
+
+#: The options of ``positions`` (:class:`PositionOptions`), declared once.
+POSITIONS: Final[Mapping[str, Declared]] = {option.name: option for option in _POSITIONS}
+
 #: The statistics options of ``compare`` (:class:`StatisticsOptions`), declared once.
 STATISTICS: Final[Mapping[str, Declared]] = {option.name: option for option in _STATISTICS}
 
@@ -477,6 +526,23 @@ def read_statistics(given: Mapping[str, object]) -> tuple[StatisticsOptions, dic
     rest = {name: value for name, value in given.items() if name not in STATISTICS}
     defaults = {name: option.default for name, option in STATISTICS.items()}
     return cast("StatisticsOptions", {**defaults, **own}), rest
+
+
+def read_positions(given: Mapping[str, object], *, function: str) -> PositionOptions:
+    """The options of a call of ``positions``: unknown keywords refused, defaults filled in.
+
+    Examples
+    --------
+    >>> read_positions({"score": "s"}, function="positions")["ties"]
+    'item_desc'
+    """
+    unknown = [name for name in given if name not in POSITIONS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(POSITIONS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; options are {list(POSITIONS)}"
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    defaults = {name: option.default for name, option in POSITIONS.items()}
+    return cast("PositionOptions", {**defaults, **given})
 
 
 def read(given: Mapping[str, object], *, function: str) -> EvaluateOptions:

@@ -71,7 +71,14 @@ from polars_rankmetrics.analysis.curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
 from polars_rankmetrics.evaluate import evaluate as _core_evaluate
-from polars_rankmetrics.options import CompareOptions, EvaluateOptions, Unpack, read
+from polars_rankmetrics.options import (
+    CompareOptions,
+    EvaluateOptions,
+    PositionOptions,
+    Unpack,
+    read,
+    read_positions,
+)
 
 __all__ = [
     "RankAccessorWarning",
@@ -133,14 +140,7 @@ def _check_frames(
 def positions(
     recs: pd.DataFrame,
     k: int | None = None,
-    *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    ties: _ranking.Ties = "item_desc",
-    duplicates: _ranking.Duplicates = "error",
-    by: str | Sequence[str] | None = None,
+    **options: Unpack[PositionOptions],
 ) -> pd.DataFrame:
     """Rank positions per user (1 = top) of a pandas frame, optionally cut to the top k.
 
@@ -151,8 +151,9 @@ def positions(
     ----------
     recs : pandas.DataFrame
         Long-format recommendations, one row per (user, item).
-    k, user, item, rank, score, ties, duplicates, by
-        As in :func:`polars_rankmetrics.positions`.
+    k, **options
+        As in :func:`polars_rankmetrics.positions` (the roles, ``ties``,
+        ``duplicates``, ``by``).
 
     Returns
     -------
@@ -179,13 +180,12 @@ def positions(
     12     1    c    0.2     2
     13     2    a    0.5     1
     """
-    roles = [user, item, score, rank if score is None else None, *as_list(by)]
-    frame = _recs_to_polars(recs, roles)
+    given = read_positions(options, function="positions")
+    score = given["score"]
+    roles = [given["user"], given["item"], score, None if score else given["rank"]]
+    frame = _recs_to_polars(recs, [*roles, *as_list(given["by"])])
     row = _arrow.unused_name(frame.columns, _ROW)
-    result = _ranking.positions(
-        frame.with_row_index(row), k, user=user, item=item, rank=rank, score=score, ties=ties,
-        duplicates=duplicates, by=by,
-    )  # fmt: skip
+    result = _ranking.positions(frame.with_row_index(row), k, **options)
     index = recs.index.take(result.get_column(row).to_numpy())
     return _arrow.to_pandas(result.drop(row), [(recs, frame.schema)], index=index)
 
@@ -366,19 +366,9 @@ class _FrameRank:
     def positions(
         self,
         k: int | None = None,
-        *,
-        user: str = "user",
-        item: str = "item",
-        rank: str = "rank",
-        score: str | None = None,
-        ties: _ranking.Ties = "item_desc",
-        duplicates: _ranking.Duplicates = "error",
-        by: str | Sequence[str] | None = None,
+        **options: Unpack[PositionOptions],
     ) -> pd.DataFrame:
-        return positions(
-            self._frame, k, user=user, item=item, rank=rank, score=score, ties=ties,
-            duplicates=duplicates, by=by,
-        )  # fmt: skip
+        return positions(self._frame, k, **options)
 
     def relevance(
         self,

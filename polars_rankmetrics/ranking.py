@@ -27,6 +27,7 @@ from polars_rankmetrics._pipeline.inputs import (
 from polars_rankmetrics._pipeline.population import expand_over_groups
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
 from polars_rankmetrics._pipeline.truth import labeled_truth
+from polars_rankmetrics.options import PositionOptions, Unpack, read_positions
 
 __all__ = ["Duplicates", "Ties", "positions", "relevance"]
 
@@ -40,14 +41,7 @@ _INPUT_ROW = f"{PREFIX}input_row"
 def positions(
     recs: Frame | ArrowStream,
     k: int | None = None,
-    *,
-    user: str = "user",
-    item: str = "item",
-    rank: str = "rank",
-    score: str | None = None,
-    ties: Ties = "item_desc",
-    duplicates: Duplicates = "error",
-    by: str | Sequence[str] | None = None,
+    **options: Unpack[PositionOptions],
 ) -> Frame:
     """Rank positions per user (1 = top), optionally cut to the top k.
 
@@ -57,19 +51,31 @@ def positions(
         Long-format recommendations, one row per (user, item).
     k
         Keep positions 1..k; ``None`` keeps every row.
-    user, item, rank
-        Column roles. ``rank`` is written (overwritten if present) when ``score``
-        is given, else read and checked.
-    score
-        Column to rank by, higher is better, compared as float64.
-    ties
-        How equal scores are ordered: ``"item_desc"`` (default, trec_eval: item
-        id descending), ``"item_asc"`` (item id ascending), ``"input"`` (the
-        order of the rows). Item ids compare by value (see Notes).
-    duplicates
-        A (user, item) recommended twice: ``"error"`` (default) or ``"first"``
-        (keep its best position; score-derived ranks are then re-numbered).
-    by
+    **options
+        The column roles, the tie order and the repeats policy
+        (:class:`polars_rankmetrics.options.PositionOptions`), each below.
+
+    Other Parameters
+    ----------------
+    user : str, default "user"
+        The column of the user (query, customer, session) in every frame.
+    item : str, default "item"
+        The column of the item (document, product) in every frame.
+    rank : str, default "rank"
+        The column of ``recs`` holding each item's position, 1 at the top (read when ``score``
+        is ``None``; with ``score``, the name of the positions derived).
+    score : str or None, default None
+        The column to rank by, higher is better, compared as float64. ``rank`` is then the
+        column written (overwritten if present); ``None``: the ranks in ``rank`` are read and
+        checked.
+    ties : {"item_desc", "item_asc", "input"}, default "item_desc"
+        How equal scores are ordered: ``"item_desc"`` (trec_eval: item id descending),
+        ``"item_asc"`` (item id ascending), ``"input"`` (the order of the rows). Item ids
+        compare by value.
+    duplicates : {"error", "first"}, default "error"
+        A (user, item) recommended twice: ``"error"`` or ``"first"`` (keep its best position;
+        score-derived ranks are then re-numbered).
+    by : str, sequence of str or None, default None
         Columns that identify separate lists besides the user (model, fold...).
 
     Returns
@@ -110,10 +116,13 @@ def positions(
     └──────┴──────┴───────┴──────┘
     """
     k = v.check_cutoff(k)
+    given = read_positions(options, function="positions")
+    user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
     call = caller(recs, name="recs")
     frame = call.frame
     lf = to_lazy(frame, name="recs")
-    spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
+    by = tuple(as_list(given["by"]))
+    spec: RecsSpec = RecsSpec(user, item, rank, score, by, given["ties"], given["duplicates"])
     schema = lf.collect_schema()
     # with a score, rank is the column written: it must not overwrite another role
     check_roles(user=user, item=item, by=spec.by, recs_only={"rank": rank, "score": score})

@@ -25,11 +25,16 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from polars_rankmetrics.options import DEFAULTS, STATISTICS  # noqa: E402
+from polars_rankmetrics.options import DEFAULTS, POSITIONS, STATISTICS  # noqa: E402
 
-# the keyword declarations a signature may unpack, and every option's default
-DECLARATIONS = ("EvaluateOptions", "StatisticsOptions", "CompareOptions")
-ALL_DEFAULTS = {**DEFAULTS, **{name: option.default for name, option in STATISTICS.items()}}
+_STATISTICS = {name: option.default for name, option in STATISTICS.items()}
+# the keyword declarations a signature may unpack, each with its options' defaults
+DECLARATIONS: dict[str, dict[str, object]] = {
+    "EvaluateOptions": dict(DEFAULTS),
+    "StatisticsOptions": _STATISTICS,
+    "CompareOptions": {**_STATISTICS, **DEFAULTS},
+    "PositionOptions": {name: option.default for name, option in POSITIONS.items()},
+}
 _DOCUMENTS_OPTIONS = re.compile(r"^\s*(?:[\w, ]*, )?\*\*options\s*$", re.MULTILINE)
 
 
@@ -109,7 +114,7 @@ class SharedOptions(griffe.Extension):
                         field.name,
                         annotation=field.annotation,
                         kind=griffe.ParameterKind.keyword_only,
-                        default=_default(ALL_DEFAULTS[field.name]),
+                        default=_default(DECLARATIONS[unpacked][field.name]),
                     )
                 )
             _own_defaults(func)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from polars_rankmetrics._measures._registry import Measure, builtin_measures
-from polars_rankmetrics.options import DECLARED, STATISTICS, Declared
+from polars_rankmetrics.options import DECLARED, POSITIONS, STATISTICS, Declared
 
 __all__ = [
     "DOCSTRING_LEAD",
@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EVALUATE = ROOT / "polars_rankmetrics" / "evaluate.py"
 COMPARE = ROOT / "polars_rankmetrics" / "analysis" / "compare.py"
+RANKING = ROOT / "polars_rankmetrics" / "ranking.py"
 COMMAND = "python -m polars_rankmetrics._measures._catalog --write"
 README_START = f"<!-- measures: generated from the registry by `{COMMAND}` -->"
 README_END = "<!-- measures: end -->"
@@ -276,6 +277,7 @@ def _targets() -> dict[Path, str]:
         README: _replace_readme(README.read_text(encoding="utf-8")),
         EVALUATE: _replace_options(evaluate),
         COMPARE: _replace_options(COMPARE.read_text(encoding="utf-8"), STATISTICS),
+        RANKING: _replace_options(RANKING.read_text(encoding="utf-8"), POSITIONS),
     }
 
 

@@ -80,6 +80,23 @@ def test_the_options_come_from_their_one_declaration(name: str) -> None:
     assert _hints(function)["options"] == expected, name
 
 
+@pytest.mark.parametrize(
+    "function",
+    [
+        prm.positions,
+        prm_pd.positions,
+        namespace.RankFrameNamespace.positions,
+        namespace.RankLazyFrameNamespace.positions,
+    ],
+)
+def test_positions_take_their_options_from_their_declaration(function: Any) -> None:
+    parameters = inspect.signature(function).parameters
+    assert not sorted(set(declared.POSITIONS).intersection(parameters))
+    unpacked = typing.Unpack[declared.PositionOptions]  # type: ignore[misc]
+    assert _hints(function)["options"] == unpacked
+    assert list(typing.get_type_hints(declared.PositionOptions)) == list(declared.POSITIONS)
+
+
 def test_compare_per_user_takes_the_statistics_from_their_declaration() -> None:
     parameters = inspect.signature(prm.compare_per_user).parameters
     assert not sorted(STATISTICS.intersection(parameters))

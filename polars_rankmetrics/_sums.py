@@ -46,6 +46,7 @@ from polars_rankmetrics._names import PREFIX
 
 __all__ = [
     "exact_mean",
+    "exact_sum",
     "exact_sums",
     "fixed_point",
     "fixed_point_column",
@@ -115,6 +116,27 @@ def exact_mean(name: str) -> pl.Expr:
     # at all: mean()'s null
     summable = scale.is_not_null() & (count > 0) & (fixed.count() == count)
     return pl.when(summable).then(exact).otherwise(column.mean()).alias(name)
+
+
+def exact_sum(name: str) -> pl.Expr:
+    """The sum of the non-null values of ``name``, independent of their order.
+
+    For a frame with :func:`fixed_point`'s columns of ``name``; the integers
+    are summed exactly and divided by the scale once (as :func:`exact_mean`,
+    which is this divided by the count). A NaN or an infinity leaves it to
+    the float sum. Named ``name``.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"x": [1e16, 1.0, -1e16, None]}).with_columns(fixed_point(["x"]))
+    >>> frame.select(exact_sum("x")).item(), frame.select(pl.col("x").sum()).item()
+    (1.0, 0.0)
+    """
+    column, fixed, scale = pl.col(name), pl.col(_fixed(name)), pl.col(_scale(name)).first()
+    count = column.count()
+    exact = fixed.sum().cast(pl.Float64) / scale
+    summable = scale.is_not_null() & (count > 0) & (fixed.count() == count)
+    return pl.when(summable).then(exact).otherwise(column.sum()).alias(name)
 
 
 def _scale_of(column: pl.Expr) -> pl.Expr:

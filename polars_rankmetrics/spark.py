@@ -63,6 +63,7 @@ from polars_rankmetrics._measures.lists import Keys, ListRequest, OfGroup, RowMe
 from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
+from polars_rankmetrics._pipeline.aggregate import FINISH, Totals
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
 from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
 from polars_rankmetrics._pipeline.rank_cut import with_positions
@@ -625,7 +626,7 @@ def _refuse_group_measures(parts: Sequence[AggregationPart], specs: Sequence[Met
     grouped = [
         part.label
         for part in parts
-        if part.kind == "group"
+        if part.kind not in FINISH
         and not (part.label in names and isinstance(lookup(names[part.label]).lists, OfGroup))
     ]
     if grouped:
@@ -713,10 +714,10 @@ def _popularity(
     keys = [*shared, item]
     c, n = popularity.c_column(count), popularity.n_column(count)
     rows = history.select(*(_col(name) for name in [*shared, user, item]))
-    pairs = rows.distinct() if count == "users" else rows
+    pairs = rows.distinct() if popularity.distinct(count) else rows
     per_item = pairs.groupBy(*(_col(name) for name in keys)).agg(F.count(F.lit(1)).alias(c))
     people = history.select(*(_col(name) for name in [*shared, user]))
-    people = people.distinct() if count == "users" else people
+    people = people.distinct() if popularity.distinct(count) else people
     grouped = people.groupBy(*(_col(name) for name in shared)) if shared else people.groupBy()
     users = grouped.agg(F.count(F.lit(1)).alias(n))
     with _unwrapped_errors():
@@ -757,8 +758,11 @@ def _side(spark: SparkSession, truth: DataFrame | None, history: DataFrame | Non
 
 
 def _summed(parts: Sequence[AggregationPart]) -> list[AggregationPart]:
-    """The parts Spark adds up from the buckets' sums (the group measures come apart)."""
-    return [part for part in parts if part.kind != "group"]
+    """The parts Spark adds up from the buckets' sums (those of a kind that finishes from sums).
+
+    The measures of whole groups of lists come apart: their kind merges exposures.
+    """
+    return [part for part in parts if part.kind in FINISH]
 
 
 def _partial_schema(
@@ -1149,7 +1153,14 @@ def _unused_id(recs_users: pl.Series, truth_users: pl.Series) -> int | str:
 
 
 def _combine(partials: DataFrame, by: Sequence[str], parts: Sequence[AggregationPart]) -> DataFrame:
-    """The buckets' sums added up per ``by`` group, then each metric's final step."""
+    """The buckets' partials added up per ``by`` group, then each kind's finish.
+
+    Every kind's partial is the sum and the count of each part column
+    (:class:`polars_rankmetrics._pipeline.aggregate.Totals`), which add up
+    across buckets; the value is the kind's own formula
+    (:data:`~polars_rankmetrics._pipeline.aggregate.FINISH`), the one the
+    single-machine plan computes, in Spark's column arithmetic.
+    """
     columns = _part_columns(parts)
     if not columns:  # group measures only: their groups, or the one row
         if by:
@@ -1159,25 +1170,30 @@ def _combine(partials: DataFrame, by: Sequence[str], parts: Sequence[Aggregation
     counts = [F.sum(f"__n{index}").alias(f"__n{index}") for index in range(len(columns))]
     grouped = partials.groupBy(*(_col(name) for name in by)) if by else partials.groupBy()
     totals = grouped.agg(*sums, *counts)
-    finals: list[Column] = []
     index = {column: position for position, column in enumerate(columns)}
-    for part in _summed(parts):
-        first = index[part.columns[0]]
-        total, count = F.col(f"__s{first}"), F.col(f"__n{first}")
-        if part.kind == "mean":
-            value = F.when(count > 0, total / count)
-        elif part.kind == "pooled":
-            den = F.col(f"__s{index[part.columns[1]]}")
-            # no evaluated user: null like every other mean, not 0/0
-            value = F.when(den > 0, total / den)
-        elif part.kind == "geometric_mean":
-            value = F.when(count > 0, F.exp(total / count))
-        elif part.kind == "sum":
-            value = total
-        else:  # pragma: no cover - refused before the job (_refuse_group_measures)
-            raise ValueError(f"unknown aggregation kind {part.kind!r} for {part.label!r}")
-        finals.append(value.cast("double").alias(part.label))
+    finals = [
+        FINISH[part.kind](
+            _SparkArithmetic(),
+            Totals(
+                tuple(F.col(f"__s{index[column]}") for column in part.columns),
+                tuple(F.col(f"__n{index[column]}") for column in part.columns),
+            ),
+        )
+        .cast("double")
+        .alias(part.label)
+        for part in _summed(parts)
+    ]
     return totals.select(*(_col(name) for name in by), *finals)
+
+
+class _SparkArithmetic:
+    """The arithmetic a kind's finish needs, in Spark columns."""
+
+    def where_positive(self, guard: Column, value: Column) -> Column:
+        return F.when(guard > 0, value)
+
+    def exp(self, value: Column) -> Column:
+        return F.exp(value)
 
 
 def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFrame:
@@ -1224,102 +1240,11 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
         # the attention x_i are reals: no short histogram, one row per item shown goes to
         # the driver (no more than the catalog it already holds)
         attended = _frame(exposures.select(*by, *a_of).toArrow()) if a_of else None
-    table = _totals(counts, people, plan.by, len(lists.cutoffs))
-    extra: list[str] = []
-    if attended is not None:
-        stats = [
-            expr
-            for index, (k, p) in enumerate(lists.attention)
-            for expr in exposure.item_stats(
-                pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"}
-            )
-        ]
-        sums = attended.group_by(list(plan.by)).agg(stats) if plan.by else attended.select(stats)
-        extra = [name for name in sums.columns if name not in plan.by]
-        table = (
-            table.join(sums, on=list(plan.by), how="left", nulls_equal=True)
-            if plan.by
-            else pl.concat([table, sums], how="horizontal")
-        )
-    return _group_finals(table, plan, lists, extra)
-
-
-def _totals(
-    counts: pl.DataFrame, users: pl.DataFrame, by: Sequence[str], cuts: int
-) -> pl.DataFrame:
-    """Per ``by`` group, from the histogram (by..., cut, x, m), the sums of each cut.
-
-    Integer sums, as ``_measures.lists._exposure.per_group`` takes them: the same numbers, then the
-    same floating-point steps.
-    """
-    x, m = pl.col("x").cast(pl.Int64), pl.col("m").cast(pl.Int64)
-    keys = [*by, "cut"]
-    shown = pl.when(x > 0).then(m).otherwise(0)
-    # the shown items with a smaller x come first: a block of m equal x takes the places
-    # before + 1 .. before + m, whose sum is m * before + m (m + 1) / 2
-    before = shown.cum_sum().over(keys) - shown
-    places = pl.when(x > 0).then(m * before + m * (m + 1) // 2).otherwise(0)
-    per_cut = (
-        counts.sort([*keys, "x"])
-        .with_columns(places.alias("places"))
-        .group_by(keys)
-        .agg(
-            m.sum().alias("any"),
-            shown.sum().alias("shown"),
-            (x * m).sum().alias("sum"),
-            (x * (x - 1) * m).sum().alias("pairs"),
-            (x * pl.col("places")).sum().alias("ranked"),
-        )
-    )
-    wide: pl.DataFrame | None = None
-    for cut in range(cuts):
-        # every shown item has a row for every cut, so every group has every cut
-        part = per_cut.filter(pl.col("cut") == cut).select(
-            *by,
-            *([pl.col("any")] if cut == 0 else []),
-            *(pl.col(name).alias(f"{name}{cut}") for name in ("shown", "sum", "pairs", "ranked")),
-        )
-        if wide is None:
-            wide = part
-        else:
-            wide = (
-                wide.join(part, on=list(by), nulls_equal=True)
-                if by
-                else pl.concat([wide, part], how="horizontal")
-            )
-    if wide is None:  # pragma: no cover - group measures have at least one cutoff
-        raise ValueError("no cutoff")
-    if by:
-        return wide.join(users, on=list(by), how="left", nulls_equal=True)
-    return wide.join(users, how="cross")
-
-
-def _group_finals(
-    table: pl.DataFrame, plan: _Plan, lists: _Lists, extra: Sequence[str] = ()
-) -> pl.DataFrame:
-    """Each :class:`OfGroup` measure's value from the statistics totalled over every bucket.
-
-    The same columns and formulas as on one machine (:mod:`._exposure`);
-    ``extra``: columns of ``table`` already named as there (the attention's).
-    """
     size = None if plan.catalog is None else float(plan.catalog.height)
-    columns: list[pl.Expr] = [
-        pl.col("any").alias(exposure.ANY_LIST),
-        pl.lit(size, pl.Float64).alias(exposure.CATALOG_N),
-    ]
-    for index, k in enumerate(lists.cutoffs):
-        columns += [
-            pl.col(f"shown{index}").cast(pl.Float64).alias(exposure.stat_column("shown", k)),
-            pl.col(f"sum{index}").cast(pl.Float64).alias(exposure.stat_column("total", k)),
-            pl.col(f"ranked{index}").cast(pl.Float64).alias(exposure.stat_column("ranked", k)),
-            (pl.col(f"pairs{index}").cast(pl.Float64) / 2.0).alias(
-                exposure.stat_column("pairs", k)
-            ),
-            pl.col(f"u{index}").cast(pl.Float64).alias(exposure.stat_column("users", k)),
-            pl.col(f"l{index}").cast(pl.Float64).alias(exposure.stat_column("longest", k)),
-        ]
-    named = table.select(*plan.by, *columns, *extra)
-    return named.select(*plan.by, *exposure.values(lists.group))
+    return exposure.merged_values(
+        counts, people, attended, by=plan.by, cutoffs=lists.cutoffs,
+        attention=lists.attention, requests=lists.group, catalog_n=size,
+    )  # fmt: skip
 
 
 def _with_group_values(

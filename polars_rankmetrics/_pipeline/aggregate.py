@@ -13,16 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 import polars as pl
 
 from polars_rankmetrics import _measures as registry
 from polars_rankmetrics._measures._registry import Aggregation, part_column
 from polars_rankmetrics._pipeline.parse import MetricSpec
-from polars_rankmetrics._sums import exact_mean, fixed_point
+from polars_rankmetrics._sums import exact_sum, fixed_point
 
 __all__ = [
+    "FINISH",
     "AggregationPart",
+    "Arithmetic",
+    "Finish",
+    "Totals",
     "aggregate_lf",
     "aggregation_part",
     "check_parts",
@@ -52,22 +57,107 @@ def aggregation_part(spec: MetricSpec) -> AggregationPart:
     return AggregationPart(spec.label, measure.aggregation, columns)
 
 
+# ---------------------------------------------------------------- the aggregation kinds
+
+
+class _Divisible(Protocol):
+    def __truediv__(self, other: Any) -> Any: ...
+
+
+T = TypeVar("T", bound=_Divisible)
+
+
+class Arithmetic(Protocol[T]):
+    """The few operations a kind's finish needs, in one engine's column expressions."""
+
+    def where_positive(self, guard: T, value: T) -> T:
+        """``value`` where ``guard > 0``, else null."""
+        ...
+
+    def exp(self, value: T) -> T:
+        """E to the ``value``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Totals(Generic[T]):
+    """A metric's parts over the users of a group: per part column, its sum and its count.
+
+    The partial of every kind is the same two numbers per part column (the sum
+    and the number of users with a value); partials of several partitions of
+    the users (Spark's buckets) merge by adding them up.
+    """
+
+    sums: tuple[T, ...]
+    counts: tuple[T, ...]
+
+
+def _mean(ops: Arithmetic[T], totals: Totals[T]) -> T:
+    return ops.where_positive(totals.counts[0], totals.sums[0] / totals.counts[0])
+
+
+def _pooled(ops: Arithmetic[T], totals: Totals[T]) -> T:
+    # OTTO: pooled over users, sum(num) / sum(den), not a mean of ratios; no evaluated
+    # user: null like every other mean, not 0/0 = NaN
+    return ops.where_positive(totals.sums[1], totals.sums[0] / totals.sums[1])
+
+
+def _geometric_mean(ops: Arithmetic[T], totals: Totals[T]) -> T:
+    return ops.where_positive(totals.counts[0], ops.exp(totals.sums[0] / totals.counts[0]))
+
+
+def _sum(ops: Arithmetic[T], totals: Totals[T]) -> T:
+    del ops
+    return totals.sums[0]
+
+
+class Finish(Protocol):
+    """A kind's finish: its value from the totals, in any engine's arithmetic."""
+
+    def __call__(self, ops: Arithmetic[T], totals: Totals[T]) -> T: ...
+
+
+FINISH: dict[Aggregation, Finish] = {
+    "mean": _mean,
+    "pooled": _pooled,
+    "geometric_mean": _geometric_mean,
+    "sum": _sum,
+}
+"""Each aggregation kind's value from its :class:`Totals`, for any engine's :class:`Arithmetic`.
+
+One table for every engine: the Polars plan here and Spark's combine of its
+buckets' partials call the same formulas. ``"group"`` (one value per group
+of lists) is no function of per-user sums: its measures' kind says how they
+combine.
+"""
+
+
+class _Polars:
+    """:class:`Arithmetic` in Polars expressions."""
+
+    def where_positive(self, guard: pl.Expr, value: pl.Expr) -> pl.Expr:
+        return pl.when(guard > 0).then(value)
+
+    def exp(self, value: pl.Expr) -> pl.Expr:
+        return value.exp()
+
+
 def _combine(part: AggregationPart) -> pl.Expr:
-    columns = [pl.col(name) for name in part.columns]
-    # means the same to the last bit whatever order the users come in (pooled and summed
-    # parts are counts, whose float sums are exact): the frame has fixed_point's columns
-    if part.kind == "mean":
-        return exact_mean(part.columns[0]).alias(part.label)
-    if part.kind == "pooled":
-        # OTTO: pooled over users, sum(num) / sum(den), not a mean of ratios; no
-        # evaluated user: null like every other mean, not 0/0 = NaN
-        num, den = columns
-        return pl.when(den.sum() > 0).then(num.sum() / den.sum()).alias(part.label)
-    if part.kind == "geometric_mean":
-        return exact_mean(part.columns[0]).exp().alias(part.label)
-    if part.kind == "sum":
-        return columns[0].sum().alias(part.label)
-    return columns[0].first().alias(part.label)
+    if part.kind == "group":
+        # its group's one value, on every row of the group
+        return pl.col(part.columns[0]).first().alias(part.label)
+    # sums the same to the last bit whatever order the users come in: the frame has
+    # fixed_point's columns of the averaged parts (pooled and summed parts are counts,
+    # whose float sums are exact)
+    sums = tuple(
+        exact_sum(name) if part.kind in _AVERAGED else pl.col(name).sum() for name in part.columns
+    )
+    counts = tuple(pl.col(name).count() for name in part.columns)
+    return FINISH[part.kind](_Polars(), Totals(sums, counts)).alias(part.label)
+
+
+# the kinds whose value divides a sum of floats: summed exactly (fixed point)
+_AVERAGED: frozenset[Aggregation] = frozenset({"mean", "geometric_mean"})
 
 
 def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
@@ -87,7 +177,7 @@ def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
 
 def aggregate_lf(parts: pl.LazyFrame, specs: Sequence[MetricSpec], by: list[str]) -> pl.LazyFrame:
     combos = [aggregation_part(spec) for spec in specs]
-    averaged = [c.columns[0] for c in combos if c.kind in ("mean", "geometric_mean")]
+    averaged = [c.columns[0] for c in combos if c.kind in _AVERAGED]
     parts = parts.with_columns(fixed_point(averaged))
     combined = [_combine(combo) for combo in combos]
     if by:

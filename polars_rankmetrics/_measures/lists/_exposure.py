@@ -37,6 +37,7 @@ __all__ = [
     "attention_within",
     "exposure",
     "item_stats",
+    "merged_values",
     "per_group",
     "stat_column",
     "values",
@@ -186,3 +187,117 @@ def per_group(
         catalog = pl.LazyFrame({CATALOG_N: [None]}, schema={CATALOG_N: pl.Float64})
     groups = attach(groups, catalog, [])
     return groups.select(*by, *values(requests))
+
+
+# ---------------------------------------------------------------- merged across partitions
+
+
+def merged_values(
+    histogram: pl.DataFrame,
+    users: pl.DataFrame,
+    attended: pl.DataFrame | None,
+    *,
+    by: Sequence[str],
+    cutoffs: Sequence[int | None],
+    attention: Sequence[tuple[int | None, float]],
+    requests: Sequence[tuple[ListRequest, OfGroup]],
+    catalog_n: float | None,
+) -> pl.DataFrame:
+    """Each :class:`OfGroup` measure per ``by`` group, from exposures merged across partitions.
+
+    The kind's partial is, per partition of the users (a Spark bucket), each
+    item's exposure x_i at each cutoff and each list's length; it merges by
+    adding x_i per item (each user is in one partition) and U per group (the
+    longest list: the maximum). From the merged exposures this finishes as
+    :func:`per_group` does on one machine, with the same columns and
+    formulas (:func:`values`):
+
+    ``histogram``: per (by..., ``cut``, ``x``) the number ``m`` of items with
+    that exposure at the cutoff of index ``cut`` of ``cutoffs`` (a histogram
+    as long as the distinct exposures, whatever the catalog's size);
+    ``users``: per ``by`` group, ``u{i}`` the lists with an item within the
+    i-th cutoff and ``l{i}`` the longest of them; ``attended``: per (by...,
+    item shown) its attention x_i ``__a{j}`` for the j-th (cutoff, patience)
+    of ``attention`` (reals: no short histogram); ``catalog_n``: the
+    catalog's size.
+    """
+    table = _histogram_totals(histogram, users, by, len(cutoffs))
+    extra: list[str] = []
+    if attended is not None:
+        stats = [
+            expr
+            for index, (k, p) in enumerate(attention)
+            for expr in item_stats(pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"})
+        ]
+        sums = attended.group_by(list(by)).agg(stats) if by else attended.select(stats)
+        extra = [name for name in sums.columns if name not in by]
+        table = (
+            table.join(sums, on=list(by), how="left", nulls_equal=True)
+            if by
+            else pl.concat([table, sums], how="horizontal")
+        )
+    columns: list[pl.Expr] = [
+        pl.col("any").alias(ANY_LIST),
+        pl.lit(catalog_n, pl.Float64).alias(CATALOG_N),
+    ]
+    for index, k in enumerate(cutoffs):
+        columns += [
+            pl.col(f"shown{index}").cast(pl.Float64).alias(stat_column("shown", k)),
+            pl.col(f"sum{index}").cast(pl.Float64).alias(stat_column("total", k)),
+            pl.col(f"ranked{index}").cast(pl.Float64).alias(stat_column("ranked", k)),
+            (pl.col(f"pairs{index}").cast(pl.Float64) / 2.0).alias(stat_column("pairs", k)),
+            pl.col(f"u{index}").cast(pl.Float64).alias(stat_column("users", k)),
+            pl.col(f"l{index}").cast(pl.Float64).alias(stat_column("longest", k)),
+        ]
+    named = table.select(*by, *columns, *extra)
+    return named.select(*by, *values(requests))
+
+
+def _histogram_totals(
+    counts: pl.DataFrame, users: pl.DataFrame, by: Sequence[str], cuts: int
+) -> pl.DataFrame:
+    """Per ``by`` group, from the histogram (by..., cut, x, m), the sums of each cut.
+
+    Integer sums, as :func:`per_group` takes them: the same numbers, then the
+    same floating-point steps.
+    """
+    x, m = pl.col("x").cast(pl.Int64), pl.col("m").cast(pl.Int64)
+    keys = [*by, "cut"]
+    shown = pl.when(x > 0).then(m).otherwise(0)
+    # the shown items with a smaller x come first: a block of m equal x takes the places
+    # before + 1 .. before + m, whose sum is m * before + m (m + 1) / 2
+    before = shown.cum_sum().over(keys) - shown
+    places = pl.when(x > 0).then(m * before + m * (m + 1) // 2).otherwise(0)
+    per_cut = (
+        counts.sort([*keys, "x"])
+        .with_columns(places.alias("places"))
+        .group_by(keys)
+        .agg(
+            m.sum().alias("any"),
+            shown.sum().alias("shown"),
+            (x * m).sum().alias("sum"),
+            (x * (x - 1) * m).sum().alias("pairs"),
+            (x * pl.col("places")).sum().alias("ranked"),
+        )
+    )
+    wide: pl.DataFrame | None = None
+    for cut in range(cuts):
+        # every shown item has a row for every cut, so every group has every cut
+        part = per_cut.filter(pl.col("cut") == cut).select(
+            *by,
+            *([pl.col("any")] if cut == 0 else []),
+            *(pl.col(name).alias(f"{name}{cut}") for name in ("shown", "sum", "pairs", "ranked")),
+        )
+        if wide is None:
+            wide = part
+        else:
+            wide = (
+                wide.join(part, on=list(by), nulls_equal=True)
+                if by
+                else pl.concat([wide, part], how="horizontal")
+            )
+    if wide is None:  # pragma: no cover - group measures have at least one cutoff
+        raise ValueError("no cutoff")
+    if by:
+        return wide.join(users, on=list(by), how="left", nulls_equal=True)
+    return wide.join(users, how="cross")

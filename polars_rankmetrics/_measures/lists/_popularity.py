@@ -35,6 +35,7 @@ __all__ = [
     "c_column",
     "columns",
     "counts",
+    "distinct",
     "head_column",
     "n_column",
     "tables",
@@ -45,6 +46,11 @@ __all__ = [
 
 # per count: (shared..., item, c_i and the head flags), (shared..., N)
 PopularityTables = Mapping[Count, tuple[pl.LazyFrame, pl.LazyFrame]]
+
+
+def distinct(count: Count) -> bool:
+    """Whether c_i and N count each (user, item) and each user once (else every row)."""
+    return count == "users"
 
 
 def c_column(count: Count) -> str:
@@ -87,7 +93,7 @@ def wanted(
 def counts(interactions: pl.LazyFrame, keys: Keys, count: Count) -> pl.LazyFrame:
     """c_i per (shared ``by``..., item)."""
     # n_unique per item costs about half of finding the distinct pairs first
-    value = pl.col(keys.user).n_unique() if count == "users" else pl.len()
+    value = pl.col(keys.user).n_unique() if distinct(count) else pl.len()
     return interactions.group_by([*keys.shared, keys.item]).agg(
         value.cast(pl.Int64).alias(c_column(count))
     )
@@ -95,7 +101,7 @@ def counts(interactions: pl.LazyFrame, keys: Keys, count: Count) -> pl.LazyFrame
 
 def totals(interactions: pl.LazyFrame, keys: Keys, count: Count) -> pl.LazyFrame:
     """N per shared ``by`` group (one row without)."""
-    value = pl.col(keys.user).n_unique() if count == "users" else pl.len()
+    value = pl.col(keys.user).n_unique() if distinct(count) else pl.len()
     shared = list(keys.shared)
     expr = value.cast(pl.Int64).alias(n_column(count))
     return interactions.group_by(shared).agg(expr) if shared else interactions.select(expr)

@@ -24,9 +24,11 @@ from polars_rankmetrics._sums import exact_sum, fixed_point
 
 __all__ = [
     "FINISH",
+    "POLARS",
     "AggregationPart",
     "Arithmetic",
     "Finish",
+    "PolarsArithmetic",
     "Totals",
     "aggregate_lf",
     "aggregation_part",
@@ -132,7 +134,7 @@ combine.
 """
 
 
-class _Polars:
+class PolarsArithmetic:
     """:class:`Arithmetic` in Polars expressions."""
 
     def where_positive(self, guard: pl.Expr, value: pl.Expr) -> pl.Expr:
@@ -140,6 +142,10 @@ class _Polars:
 
     def exp(self, value: pl.Expr) -> pl.Expr:
         return value.exp()
+
+
+POLARS = PolarsArithmetic()
+"""The Polars arithmetic of :data:`FINISH` (the plan's, and ``curves``')."""
 
 
 def _combine(part: AggregationPart) -> pl.Expr:
@@ -153,7 +159,7 @@ def _combine(part: AggregationPart) -> pl.Expr:
         exact_sum(name) if part.kind in _AVERAGED else pl.col(name).sum() for name in part.columns
     )
     counts = tuple(pl.col(name).count() for name in part.columns)
-    return FINISH[part.kind](_Polars(), Totals(sums, counts)).alias(part.label)
+    return FINISH[part.kind](POLARS, Totals(sums, counts)).alias(part.label)
 
 
 # the kinds whose value divides a sum of floats: summed exactly (fixed point)

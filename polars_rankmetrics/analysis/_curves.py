@@ -39,6 +39,7 @@ from polars_rankmetrics._measures._registry import (
     Measure,
     part_column,
 )
+from polars_rankmetrics._pipeline.aggregate import FINISH, POLARS, Totals
 from polars_rankmetrics._pipeline.inputs import ListInputs, RecsSpec, Roles, Ties
 from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.plan import guarded_parts
@@ -511,16 +512,10 @@ def _finish(
         suffix: pl.when(n > 0).then(value / n) for suffix, value in total.items()
     }
     kind = measure.aggregation
-    value: pl.Expr
-    if kind == "pooled":
-        # OTTO: sum(num) / sum(den) over the counted users, null when sum(den) = 0
-        value = pl.when(total["den"] > 0).then(total["num"] / total["den"])
-    elif kind == "geometric_mean":
-        value = mean["log"].exp()
-    elif kind == "sum":
-        value = total[""]
-    else:
-        value = mean[""]
+    # the kind's own formula (the one evaluate and Spark finish with), from the sums of
+    # the parts over the counted users and their number
+    totals = Totals(tuple(total[part.suffix] for part in parts), tuple(n for _ in parts))
+    value = FINISH[kind](POLARS, totals)
     columns: list[pl.Expr] = [
         *(pl.col(name) for name in by),
         pl.lit(label).alias("metric"),

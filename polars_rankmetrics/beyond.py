@@ -15,31 +15,18 @@ import math
 import re
 from collections.abc import Sequence
 
-import polars as pl
-
-from polars_rankmetrics import _validation as v
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._measures import all_measures, canonical, lookup
 from polars_rankmetrics._measures import lists as ba
-from polars_rankmetrics._pipeline.checks import check_recs_schema, list_checks, recs_checks
+from polars_rankmetrics._measures._registry import Measure
 from polars_rankmetrics._pipeline.inputs import (
     Duplicates,
     ListInputs,
-    RecsSpec,
     Ties,
-    as_list,
-    to_lazy,
 )
-from polars_rankmetrics._pipeline.lists import (
-    Asked,
-    ListPlan,
-    check_inputs_given,
-    float_key_checks,
-    plan_lists,
-)
+from polars_rankmetrics._pipeline.lists import Asked, check_inputs_given
 from polars_rankmetrics._pipeline.parse import metric_spec
-from polars_rankmetrics._pipeline.rank_cut import cut, lengths_in_rank_order, with_positions
-from polars_rankmetrics._sums import exact_mean, fixed_point
+from polars_rankmetrics.evaluate import evaluate
 
 __all__ = ["list_metrics"]
 
@@ -80,6 +67,15 @@ def _parse_one(text: object, keywords: dict[str, float]) -> Asked:
         for name, value in spec.params
     }
     return ba.ListRequest(text, spec.k, params), lookup(spec.name)
+
+
+def _written(request: ba.ListRequest, measure: Measure) -> str:
+    """The metric string of ``request`` with every parameter written in (the keywords' too)."""
+    params = ",".join(
+        f"{name}={value}" for name, value in request.params.items() if value is not None
+    )
+    written = measure.name + (f"({params})" if params else "")
+    return written if request.k is None else f"{written}@{request.k}"
 
 
 def _parse_all(metrics: str | Sequence[str], keywords: dict[str, float]) -> list[Asked]:
@@ -248,59 +244,21 @@ def list_metrics(
                 f"{whole} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
-    described = ListInputs(interactions, items, category, group=group, group_weight=group_weight)
-    check_inputs_given(measures, described)
+    check_inputs_given(
+        measures, ListInputs(interactions, items, category, group=group, group_weight=group_weight)
+    )
+    # evaluate computes them (the list plan, no truth): each metric string with the
+    # keywords' parameters written in, the result's columns named as asked
+    asked = {_written(request, measure): request.label for request, measure in measures}
     call = caller(recs, name="recs")
-    history, catalog = call.read(interactions, name="interactions"), call.read(items, name="items")
-    described = ListInputs(history, catalog, category, group=group, group_weight=group_weight)
-    spec: RecsSpec = RecsSpec(user, item, rank, score, tuple(as_list(by)), ties, duplicates)
-    recs_lf = to_lazy(call.frame, name="recs")
-    recs_schema = recs_lf.collect_schema()
-    check_recs_schema(recs_schema, spec)
-    in_memory = isinstance(call.frame, pl.DataFrame)
-    checks = _recs_checks(recs_lf, recs_schema, spec, in_memory=in_memory)
-    # rank and cut once, to the largest cutoff asked for
-    keep = list(dict.fromkeys([*spec.list_keys, item, score or rank]))
-    run_lengths = lengths_in_rank_order(call.frame, spec)
-    ranked = with_positions(recs_lf.select(keep), spec, run_lengths=run_lengths)
-    cutoffs = [r.k for r, _ in measures]
-    largest = None if None in cutoffs else max(k for k in cutoffs if k is not None)
-    lists = cut(ranked, largest, rank).select(*spec.list_keys, item, rank)
-    if in_memory and largest is not None:
-        # several sub-plans read the cut: rank and cut once (as evaluate does)
-        lists = lists.cache()
-    checks += list_checks(lists, spec, positions=True, in_memory=in_memory)
-    plan = plan_lists(
-        lists,
-        measures,
-        by=spec.by,
-        user=user,
-        item=item,
-        rank=rank,
-        described=described,
-    )
-    checks += plan.checks
-    if per_user and plan.users is not None:
-        # per_user refused group measures above, so every measure is in plan.users
-        result = plan.users.sort(spec.list_keys)
-    else:
-        result = _combine(plan, list(spec.by))
-    order = [r.label for r, _ in measures]
-    result = result.select(*(spec.list_keys if per_user else spec.by), *order)
-    return call.back(v.guard(result, checks))
-
-
-def _recs_checks(
-    recs: pl.LazyFrame, schema: pl.Schema, spec: RecsSpec, *, in_memory: bool
-) -> list[tuple[pl.LazyFrame, list[v.DataCheck]]]:
-    key_checks = float_key_checks(
-        "recs",
-        schema,
-        {"user": spec.user, "item": spec.item},
-        [*spec.list_keys, spec.item],
-        in_memory=in_memory,
-    )
-    return [(recs, [*recs_checks(spec, schema, in_memory=in_memory), *key_checks])]
+    result = evaluate(
+        call.frame, None, list(asked), per_user=per_user, user=user, item=item, rank=rank,
+        score=score, by=by, ties=ties, duplicates=duplicates,
+        interactions=call.read(interactions, name="interactions"),
+        items=call.read(items, name="items"), category=category, group=group,
+        group_weight=group_weight,
+    )  # fmt: skip
+    return call.back(result.rename(asked))
 
 
 def _check_parameters(head_share: object, alpha: object) -> None:
@@ -316,25 +274,3 @@ def _check_parameters(head_share: object, alpha: object) -> None:
             f"alpha must be in (0, 1] (0 makes the divergence infinite where a list "
             f"misses a category of the history), got {alpha}"
         )
-
-
-def _combine(plan: ListPlan, by: list[str]) -> pl.LazyFrame:
-    """One row per ``by`` group: the means of the per-user measures beside the group ones."""
-    parts: list[pl.LazyFrame] = []
-    if plan.users is not None:
-        names = plan.users.collect_schema().names()[len(by) + 1 :]
-        # the same to the last bit whatever order the users come in
-        users = plan.users.with_columns(fixed_point(names))
-        means = [exact_mean(name) for name in names]
-        parts.append(users.group_by(by).agg(means) if by else users.select(means))
-    if plan.groups is not None:
-        parts.append(plan.groups)
-    result = parts[0]
-    for part in parts[1:]:
-        # both have one row per by group with at least one list (one row without by)
-        result = (
-            result.join(part, on=by, how="left")
-            if by
-            else pl.concat([result, part], how="horizontal")
-        )
-    return result.sort(by) if by else result

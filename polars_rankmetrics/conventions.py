@@ -268,6 +268,16 @@ PRESETS["trec"] = Conventions(
 )
 
 
+def _checked(name: str, value: object) -> object:
+    """One convention's value, checked (and normalised: a gain mapping becomes a table)."""
+    if name == "relevance_level":
+        return check_level(value)
+    if name == "gain":
+        return check_gain(value)
+    _check_choice(value, _CHOICES[name], name=name)
+    return value
+
+
 def resolve(conventions: Preset | Conventions = "default", **given: object) -> Conventions:
     """The conventions of a call: the preset, with the keywords given (``None``: not given).
 
@@ -310,13 +320,7 @@ def resolve(conventions: Preset | Conventions = "default", **given: object) -> C
     for name, value in given.items():
         if value is None:
             continue
-        if name == "relevance_level":
-            checked: object = check_level(value)
-        elif name == "gain":
-            checked = check_gain(value)
-        else:
-            _check_choice(value, _CHOICES[name], name=name)
-            checked = value
+        checked = _checked(name, value)
         current = getattr(base, name)
         if checked == current:
             continue

@@ -341,6 +341,45 @@ def _items_and_users(
     return items, users
 
 
+def _world(
+    rng: np.random.Generator, n_users: int, n_items: int, n_categories: int
+) -> tuple[_World, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The items' and users' hidden traits, drawn from ``rng`` in a fixed order.
+
+    Returns the world, each user's number of events and sign-up day, and each
+    item's primary and secondary category.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    # items: Zipf-like popularity over a shuffled id order, one or two categories, tastes
+    popularity_order = rng.permutation(n_items)
+    log_popularity = np.empty(n_items)
+    log_popularity[popularity_order] = -1.1 * np.log(np.arange(1, n_items + 1))
+    primary = rng.integers(0, n_categories, n_items)
+    secondary = np.where(rng.random(n_items) < 0.2, rng.integers(0, n_categories, n_items), primary)
+    item_in_category = np.zeros((n_items, n_categories))
+    item_in_category[np.arange(n_items), primary] = 1.0
+    item_in_category[np.arange(n_items), secondary] = 1.0
+    item_factors = rng.normal(0.0, 1.0, (n_items, _N_FACTORS))
+
+    # users: log-normal activity, a favourite mix of categories, tastes, a sign-up day
+    n_events = np.clip(np.rint(np.exp(rng.normal(2.6, 0.9, n_users))), 1, n_items // 2)
+    category_taste = rng.dirichlet(np.full(n_categories, 0.3), n_users)
+    user_factors = rng.normal(0.0, 1.0, (n_users, _N_FACTORS))
+    # most users signed up early; a fifth signed up in the last month (little history)
+    signup_day = np.where(
+        rng.random(n_users) < 0.8, rng.uniform(0, 45, n_users), rng.uniform(45, _DAYS, n_users)
+    )
+
+    # the users x items matrices a chunk of users at a time: memory grows with the rows
+    size = max(1, _CHUNK_CELLS // n_items)
+    chunks = [(lo, min(lo + size, n_users)) for lo in range(0, n_users, size)]
+    world = _World(
+        log_popularity, item_in_category, item_factors, category_taste, user_factors, chunks
+    )
+    return world, n_events, signup_day, (primary, secondary)
+
+
 def sample_data(
     n_users: int = 2_000,
     n_items: int = 1_000,
@@ -405,33 +444,7 @@ def sample_data(
     import numpy as np  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
-
-    # items: Zipf-like popularity over a shuffled id order, one or two categories, tastes
-    popularity_order = rng.permutation(n_items)
-    log_popularity = np.empty(n_items)
-    log_popularity[popularity_order] = -1.1 * np.log(np.arange(1, n_items + 1))
-    primary = rng.integers(0, n_categories, n_items)
-    secondary = np.where(rng.random(n_items) < 0.2, rng.integers(0, n_categories, n_items), primary)
-    item_in_category = np.zeros((n_items, n_categories))
-    item_in_category[np.arange(n_items), primary] = 1.0
-    item_in_category[np.arange(n_items), secondary] = 1.0
-    item_factors = rng.normal(0.0, 1.0, (n_items, _N_FACTORS))
-
-    # users: log-normal activity, a favourite mix of categories, tastes, a sign-up day
-    n_events = np.clip(np.rint(np.exp(rng.normal(2.6, 0.9, n_users))), 1, n_items // 2)
-    category_taste = rng.dirichlet(np.full(n_categories, 0.3), n_users)
-    user_factors = rng.normal(0.0, 1.0, (n_users, _N_FACTORS))
-    # most users signed up early; a fifth signed up in the last month (little history)
-    signup_day = np.where(
-        rng.random(n_users) < 0.8, rng.uniform(0, 45, n_users), rng.uniform(45, _DAYS, n_users)
-    )
-
-    # the users x items matrices a chunk of users at a time: memory grows with the rows
-    size = max(1, _CHUNK_CELLS // n_items)
-    chunks = [(lo, min(lo + size, n_users)) for lo in range(0, n_users, size)]
-    world = _World(
-        log_popularity, item_in_category, item_factors, category_taste, user_factors, chunks
-    )
+    world, n_events, signup_day, (primary, secondary) = _world(rng, n_users, n_items, n_categories)
     # a large sample takes minutes: each part logs its progress (rankmetrics demo --progress)
     events_of = f"the sample's events of {n_users:,} users"
     with stage(events_of):

@@ -295,122 +295,190 @@ def evaluate(
     """
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
     given = read(options, function="spark.evaluate")
-    user, item, rank, score = given["user"], given["item"], given["rank"], given["score"]
-    relevance, by = given["relevance"], given["by"]
-    interactions, items, category = given["interactions"], given["items"], given["category"]
-    group, group_weight = given["group"], given["group_weight"]
-    conventions = given["conventions"]
-    # what every Polars call of the buckets takes besides the list inputs
-    polars_options: dict[str, Any] = {
-        name: value for name, value in given.items()
-        if name not in ("interactions", "items", "category", "group", "group_weight")
-    }  # fmt: skip
+    _check_frames(recs, truth, given["interactions"])
+    if n_buckets is not None and (
+        isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
+    ):
+        raise ValueError(f"n_buckets must be a positive integer or None, got {n_buckets!r}")
+    # schema-level checks and the output schema: the Polars pipeline on empty frames
+    # of the same schemas raises exactly what it raises on one machine
+    dry = _dry_run(recs, truth, metric_list, given, per_user=per_user)
+    specs = parse_metrics(metric_list)
+    conv = resolve(given["conventions"], **conventions_given(given))
+    parts = tuple(aggregation_parts(metric_list))
+    _refuse_group_measures(parts, specs)
+    _refuse_condensed_lists(specs, conv)
+    selected = _Selected.of(recs, truth, given, specs, conv)
+    catalog = None
+    if given["items"] is not None and _reads_items(selected.reads, given["propensity"]):
+        catalog = _collect_catalog(given["items"])
+        # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
+        _dry_run(recs, truth, metric_list, given, per_user=per_user, catalog=catalog)
+    plan, final = _planned(
+        selected, given, specs, parts, dry, per_user=per_user, catalog=catalog, truth=truth
+    )
+    frames = [frame for frame in selected.frames() if frame is not None]
+    buckets = n_buckets or _default_buckets(recs.sparkSession, *frames)
+    partials = _bucketed(plan, *selected.frames(), buckets=buckets)
+    return _results(partials, plan, final)
+
+
+# the list inputs: every Polars call of the buckets takes the other options as given
+_LIST_INPUTS = ("interactions", "items", "category", "group", "group_weight")
+
+
+def _polars_options(given: EvaluateOptions) -> dict[str, Any]:
+    """The options every Polars call of the buckets takes as given (all but the list inputs)."""
+    return {name: value for name, value in given.items() if name not in _LIST_INPUTS}
+
+
+def _check_frames(recs: object, truth: object, interactions: object) -> None:
+    """Refuse a frame that is not a Spark one, naming the argument."""
     for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
             raise TypeError(
                 f"{name} must be a pyspark.sql.DataFrame, got {type(frame).__name__} "
                 "(Polars or pandas frames: use polars_rankmetrics.evaluate)"
             )
-    # schema-level checks and the output schema: the Polars pipeline on empty frames
-    # of the same schemas raises exactly what it raises on one machine
-    empty: dict[str, Any] = {
-        "interactions": None if interactions is None else _empty_like(interactions.schema),
-        "items": _catalog_schema(items),
-        "category": category,
-        "group": group,
-        "group_weight": group_weight,
-    }
-    empty_truth = None if truth is None else _empty_like(truth.schema)
-    dry = _evaluate_polars(
+
+
+def _dry_run(
+    recs: DataFrame,
+    truth: DataFrame | None,
+    metric_list: list[str],
+    given: EvaluateOptions,
+    *,
+    per_user: bool,
+    catalog: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """The Polars pipeline on empty frames of the Spark schemas, and on the collected catalog."""
+    interactions = given["interactions"]
+    return _evaluate_polars(
         _empty_like(recs.schema),
-        empty_truth,
+        None if truth is None else _empty_like(truth.schema),
         metric_list,
         per_user=per_user,
-        **polars_options,
-        **empty,
+        **_polars_options(given),
+        interactions=None if interactions is None else _empty_like(interactions.schema),
+        items=catalog if catalog is not None else _catalog_schema(given["items"]),
+        category=given["category"],
+        group=given["group"],
+        group_weight=given["group_weight"],
     )
-    if n_buckets is not None and (
-        isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
-    ):
-        raise ValueError(f"n_buckets must be a positive integer or None, got {n_buckets!r}")
-    specs = parse_metrics(metric_list)
-    conv = resolve(conventions, **conventions_given(given))
-    parts = tuple(aggregation_parts(metric_list))
-    _refuse_group_measures(parts, specs)
-    _refuse_condensed_lists(specs, conv)
 
-    by_list = as_list(by)
-    shared_by = tuple(name for name in by_list if truth is not None and name in truth.columns)
-    recs_only_by = tuple(name for name in by_list if name not in shared_by)
-    position = score if score is not None else rank
-    recs_columns = list(dict.fromkeys([*by_list, user, item, position]))
-    grades = _truth_values(truth, relevance, given["propensity"])
-    truth_columns = list(dict.fromkeys([*shared_by, user, item, *grades]))
-    recs_in = recs.select(*(_col(name) for name in recs_columns))
-    if conv.ties == "input":
-        # equal scores keep their input order: number the rows before the shuffle
-        recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
-    truth_in = None if truth is None else truth.select(*(_col(name) for name in truth_columns))
-    reads = {name for spec in specs for name in lookup(spec.name).inputs}
-    history_in = None
-    if interactions is not None and "interactions" in reads:
-        history_columns = [*(n for n in by_list if n in interactions.columns), user, item]
-        history_in = interactions.select(*(_col(name) for name in history_columns))
-    catalog = None
-    if items is not None and _reads_items(reads, given["propensity"]):
-        catalog = _collect_catalog(items)
-        # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
-        _evaluate_polars(
-            _empty_like(recs.schema),
-            empty_truth,
-            metric_list,
-            per_user=per_user,
-            **polars_options,
-            **{**empty, "items": catalog},
+
+@dataclass(frozen=True)
+class _Selected:
+    """The columns of each Spark input the buckets read, and how ``by`` splits between them."""
+
+    recs: DataFrame
+    truth: DataFrame | None
+    history: DataFrame | None
+    shared_by: tuple[str, ...]
+    recs_only_by: tuple[str, ...]
+    by: tuple[str, ...]
+    position: str
+    reads: frozenset[str]
+
+    @classmethod
+    def of(
+        cls,
+        recs: DataFrame,
+        truth: DataFrame | None,
+        given: EvaluateOptions,
+        specs: Sequence[MetricSpec],
+        conv: Conventions,
+    ) -> _Selected:
+        user, item, interactions = given["user"], given["item"], given["interactions"]
+        by = as_list(given["by"])
+        shared_by = tuple(name for name in by if truth is not None and name in truth.columns)
+        position = given["score"] if given["score"] is not None else given["rank"]
+        recs_in = recs.select(*(_col(n) for n in dict.fromkeys([*by, user, item, position])))
+        if conv.ties == "input":
+            # equal scores keep their input order: number the rows before the shuffle
+            recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
+        grades = _truth_values(truth, given["relevance"], given["propensity"])
+        truth_columns = dict.fromkeys([*shared_by, user, item, *grades])
+        reads = frozenset(name for spec in specs for name in lookup(spec.name).inputs)
+        history = None
+        if interactions is not None and "interactions" in reads:
+            history_columns = [*(n for n in by if n in interactions.columns), user, item]
+            history = interactions.select(*(_col(name) for name in history_columns))
+        return cls(
+            recs=recs_in,
+            truth=None if truth is None else truth.select(*(_col(n) for n in truth_columns)),
+            history=history,
+            shared_by=shared_by,
+            recs_only_by=tuple(name for name in by if name not in shared_by),
+            by=tuple(by),
+            position=position,
+            reads=reads,
         )
 
-    spark = recs.sparkSession
-    frames = [frame for frame in (recs_in, truth_in, history_in) if frame is not None]
-    buckets = n_buckets or _default_buckets(spark, *frames)
-    lists = _lists_plan(specs, by_list, history_in, user=user, item=item)
+    def frames(self) -> tuple[DataFrame, DataFrame | None, DataFrame | None]:
+        return self.recs, self.truth, self.history
+
+
+def _planned(
+    selected: _Selected,
+    given: EvaluateOptions,
+    specs: Sequence[MetricSpec],
+    parts: tuple[AggregationPart, ...],
+    dry: pl.DataFrame,
+    *,
+    per_user: bool,
+    catalog: pl.DataFrame | None,
+    truth: DataFrame | None,
+) -> tuple[_Plan, StructType]:
+    """Everything a bucket needs, and the schema of the final rows."""
+    user, item, reads = given["user"], given["item"], selected.reads
+    spark = selected.recs.sparkSession
+    lists = _lists_plan(specs, list(selected.by), selected.history, user=user, item=item)
     partial_schema, final = _partial_schema(
-        dry, by_list, parts, per_user=per_user, lists=lists, item_type=recs.schema[item].dataType
+        dry,
+        list(selected.by),
+        parts,
+        per_user=per_user,
+        lists=lists,
+        item_type=selected.recs.schema[item].dataType,
     )
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
-    bucket_metrics, renames = _truth_wide_metrics(specs, truth_in, relevance)
+    bucket_metrics, renames = _truth_wide_metrics(specs, selected.truth, given["relevance"])
+    estimates_popularity = "propensity" in reads and given["propensity"] is None
     plan = _Plan(
         metrics=bucket_metrics,
         renames=renames,
-        options=polars_options,
-        conventions=conv,
-        by=tuple(by_list),
+        options=_polars_options(given),
+        conventions=resolve(given["conventions"], **conventions_given(given)),
+        by=selected.by,
         user=user,
         item=item,
-        position=position,
-        score=score,
-        truth_columns=None if truth_in is None else tuple(truth_in.columns),
-        history_columns=None if history_in is None else tuple(history_in.columns),
+        position=selected.position,
+        score=given["score"],
+        truth_columns=None if selected.truth is None else tuple(selected.truth.columns),
+        history_columns=None if selected.history is None else tuple(selected.history.columns),
         catalog=catalog,
-        category=category,
+        category=given["category"],
         # awrf and ndkl read the group shares of the whole catalog: each bucket gets all of it
-        group=group if "group" in reads else None,
-        group_weight=group_weight if "group" in reads else None,
-        shared_by=shared_by,
-        recs_only_by=recs_only_by,
-        groups=_global_groups(recs_in, shared_by, recs_only_by) if truth is not None else None,
+        group=given["group"] if "group" in reads else None,
+        group_weight=given["group_weight"] if "group" in reads else None,
+        shared_by=selected.shared_by,
+        recs_only_by=selected.recs_only_by,
+        groups=(
+            None
+            if truth is None
+            else _global_groups(selected.recs, selected.shared_by, selected.recs_only_by)
+        ),
         parts=parts,
         lists=lists,
         per_user=per_user,
         out_schema=to_arrow_schema(partial_schema, timezone="UTC", prefers_large_types=large),
         popularity=_popularity_counts(
-            interactions if "propensity" in reads and given["propensity"] is None else None,
-            user=user,
-            item=item,
+            given["interactions"] if estimates_popularity else None, user=user, item=item
         ),
         written=_written(specs),
     )
-    partials = _bucketed(plan, recs_in, truth_in, history_in, buckets=buckets)
-    return _results(partials, plan, final)
+    return plan, final
 
 
 def _written(specs: Sequence[MetricSpec]) -> tuple[Measure, ...]:

@@ -106,37 +106,11 @@ def anova(
             f"anova needs at least 2 systems and 2 users with a value for every system; "
             f"found {len(systems)} system(s) and {n} such user(s)"
         )
-    grand = float(table.mean())
-    system_means = table.mean(axis=0)
-    user_means = table.mean(axis=1)
-    residuals = table - user_means[:, None] - system_means[None, :] + grand
-    scale = float(np.abs(table).max())
-    if not _stats.on_grid(residuals.ravel(), scale).any():
-        residuals = np.zeros_like(residuals)  # additive on paper: no residual at all
-    system_effects, user_effects = system_means - grand, user_means - grand
-    # equal means on paper (every value 0.1: their means differ from 0.1 by 1e-17) have no
-    # effect at all, not 1e-33 of one that would give omega^2 = 0.5 from rounding alone
-    if not _stats.on_grid(system_effects, scale).any():
-        system_effects = np.zeros_like(system_effects)
-    if not _stats.on_grid(user_effects, scale).any():
-        user_effects = np.zeros_like(user_effects)
-    ss_system = float(n * np.sum(system_effects**2))
-    ss_user = float(k * np.sum(user_effects**2))
-    ss_residual = float(np.sum(residuals**2))
-    df_system, df_user, df_residual = k - 1, n - 1, (k - 1) * (n - 1)
+    (ss_system, ss_user, ss_residual), (df_system, df_user, df_residual) = _sums(table)
     ms_system, ms_user = ss_system / df_system, ss_user / df_user
     ms_residual = ss_residual / df_residual
-
-    def test(ms: float, df: int) -> tuple[float | None, float | None]:
-        from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
-
-        if ms_residual == 0:
-            return None, None
-        f = ms / ms_residual
-        return f, float(stats.f.sf(f, df, df_residual))
-
-    f_system, p_system = test(ms_system, df_system)
-    f_user, p_user = test(ms_user, df_user)
+    f_system, p_system = _f_test(ms_system, df_system, ms_residual, df_residual)
+    f_user, p_user = _f_test(ms_user, df_user, ms_residual, df_residual)
     ss_total = ss_system + ss_user + ss_residual
     # every value equal: no variance to explain, omega^2 undefined (null), not 0 / 0
     spread = ss_total + ms_residual
@@ -157,3 +131,43 @@ def anova(
         },
     )  # fmt: skip
     return back(result)
+
+
+def _sums(table: np.ndarray) -> tuple[tuple[float, float, float], tuple[int, int, int]]:
+    """The sums of squares (systems, users, residual) of the (user x system) table, and their df.
+
+    Effects and residuals equal on paper (on the 12-digit grid of the table's
+    scale) are exactly 0: every value 0.1 differs from its means by 1e-17, which
+    would give omega^2 = 0.5 from rounding alone.
+    """
+    n, k = table.shape
+    grand = float(table.mean())
+    system_means = table.mean(axis=0)
+    user_means = table.mean(axis=1)
+    residuals = table - user_means[:, None] - system_means[None, :] + grand
+    scale = float(np.abs(table).max())
+    if not _stats.on_grid(residuals.ravel(), scale).any():
+        residuals = np.zeros_like(residuals)  # additive on paper: no residual at all
+    system_effects, user_effects = system_means - grand, user_means - grand
+    if not _stats.on_grid(system_effects, scale).any():
+        system_effects = np.zeros_like(system_effects)
+    if not _stats.on_grid(user_effects, scale).any():
+        user_effects = np.zeros_like(user_effects)
+    squares = (
+        float(n * np.sum(system_effects**2)),
+        float(k * np.sum(user_effects**2)),
+        float(np.sum(residuals**2)),
+    )
+    return squares, (k - 1, n - 1, (k - 1) * (n - 1))
+
+
+def _f_test(
+    ms: float, df: int, ms_residual: float, df_residual: int
+) -> tuple[float | None, float | None]:
+    """F = ms / ms_residual and its p-value; none without residual variance."""
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
+    if ms_residual == 0:
+        return None, None
+    f = ms / ms_residual
+    return f, float(stats.f.sf(f, df, df_residual))

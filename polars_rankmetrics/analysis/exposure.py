@@ -461,25 +461,8 @@ def expected_exposure(
     keys = as_list(by)
     call = eager_caller(recs, name="recs")
     runs, judged = _lazy(call.frame, "recs"), _lazy(call.read(truth, name="truth"), "truth")
-    v.require_columns(
-        runs.collect_schema(),
-        {
-            "sample": sample,
-            "user": user,
-            "item": item,
-            "rank": rank,
-            **{f"by[{i}]": b for i, b in enumerate(keys)},
-        },
-        frame="recs",
-    )
-    truth_roles = {"user": user, "item": item}
-    if relevance is not None:
-        truth_roles["relevance"] = relevance
-    truth_schema = judged.collect_schema()
-    v.require_columns(truth_schema, truth_roles, frame="truth")
-    if relevance is not None:
-        _check_grades(judged, truth_schema, relevance, [user, item, relevance])
-    _check_ranks(runs, rank, [*keys, user, sample])
+    roles = {"sample": sample, "user": user, "item": item, "rank": rank}
+    _check_samples(runs, judged, roles, keys, relevance=relevance)
     same = _same_key_dtypes({"recs": runs, "truth": judged}, [user, item])
     runs, judged = same["recs"], same["truth"]
     list_keys = [*keys, user]
@@ -666,51 +649,8 @@ def trec_fair_score(
     ranked = runs.select(*list_keys, item, rank).with_columns(
         pl.col(rank).rank("ordinal").over(list_keys).alias("__prm_pos")
     )
-    relevant = judged.select(user, item).unique().with_columns(pl.lit(1.0).alias("__prm_rel"))
-    n_relevant = relevant.group_by(user).agg(pl.len().alias("__prm_r"))
-    gains = ranked.join(relevant, on=[user, item], how="left").with_columns(
-        pl.col("__prm_rel").fill_null(0.0)
-    )
-    ideal = n_relevant.with_columns(
-        pl.int_ranges(1, pl.min_horizontal(pl.col("__prm_r"), pl.lit(target_len)) + 1)
-        .list.eval(_discount(pl.element()))
-        .list.sum()
-        .alias("__prm_idcg")
-    ).select(user, "__prm_idcg")
-    ndcg = (
-        exact_sums(
-            gains, list_keys, {"__prm_dcg": _discount(pl.col("__prm_pos")) * pl.col("__prm_rel")}
-        )
-        .join(ideal, on=user, how="left")
-        .select(*list_keys, (pl.col("__prm_dcg") / pl.col("__prm_idcg")).alias("ndcg"))
-    )
-    known = ranked.join(pairs, on=item, how="inner").with_columns(
-        _discount(pl.col("__prm_pos")).alias(_A)
-    )
-    # the attention over the known items only (the script drops unknown pages' discounts)
-    totals = exact_sums(known.unique([*list_keys, item]), list_keys, {"__t": pl.col(_A)})
-    shares = (
-        exact_sums(known, [*list_keys, group], {"__prm_d": pl.col(_A) * pl.col(W)})
-        .join(totals, on=list_keys)
-        .with_columns(pl.col("__prm_d") / pl.col("__t"))
-    )
-    goals = _goal(goal, pairs, item, group, user)
-    per_query = _per_query_goal(goals, ranked.select(list_keys).unique(), user)
-    both = per_query.join(shares, on=[*list_keys, group], how="full", coalesce=True).with_columns(
-        pl.col("__prm_d").fill_null(0.0), pl.col(_T).fill_null(0.0)
-    )
-    d, t = pl.col("__prm_d"), pl.col(_T)
-    mid = (d + t) / 2.0
-    half = pl.when(d > 0).then(d * (d / mid).log()).otherwise(0.0) + pl.when(t > 0).then(
-        t * (t / mid).log()
-    ).otherwise(0.0)
-    awrf = (
-        exact_sums(both, list_keys, {"awrf": half})
-        .with_columns((1.0 - (0.5 * pl.col("awrf")).clip(lower_bound=0.0)).alias("awrf"))
-        # a list without any catalog item has no group distribution: its AWRF is null, as
-        # with an empty catalog (not the 1 - ln 2 / 2 of an all-zero d against t)
-        .join(totals.select(list_keys), on=list_keys, how="semi")
-    )
+    ndcg = _fair_ndcg(ranked, judged, list_keys, user=user, item=item, target_len=target_len)
+    awrf = _fair_awrf(ranked, pairs, goal, list_keys, user=user, item=item, group=group)
     scored = (
         ndcg.join(awrf, on=list_keys, how="left")
         .with_columns(pl.col("ndcg").fill_null(0.0))
@@ -798,3 +738,95 @@ def _per_user_or_means(
         else scaled.select(*means, counted)
     )
     return result.collect()
+
+
+def _fair_ndcg(
+    ranked: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    list_keys: list[str],
+    *,
+    user: str,
+    item: str,
+    target_len: int,
+) -> pl.LazyFrame:
+    """Each ranking's NDCG as the TREC Fair script scores it (binary; ideal cut at target_len)."""
+    relevant = judged.select(user, item).unique().with_columns(pl.lit(1.0).alias("__prm_rel"))
+    n_relevant = relevant.group_by(user).agg(pl.len().alias("__prm_r"))
+    gains = ranked.join(relevant, on=[user, item], how="left").with_columns(
+        pl.col("__prm_rel").fill_null(0.0)
+    )
+    ideal = n_relevant.with_columns(
+        pl.int_ranges(1, pl.min_horizontal(pl.col("__prm_r"), pl.lit(target_len)) + 1)
+        .list.eval(_discount(pl.element()))
+        .list.sum()
+        .alias("__prm_idcg")
+    ).select(user, "__prm_idcg")
+    return (
+        exact_sums(
+            gains, list_keys, {"__prm_dcg": _discount(pl.col("__prm_pos")) * pl.col("__prm_rel")}
+        )
+        .join(ideal, on=user, how="left")
+        .select(*list_keys, (pl.col("__prm_dcg") / pl.col("__prm_idcg")).alias("ndcg"))
+    )
+
+
+def _fair_awrf(
+    ranked: pl.LazyFrame,
+    pairs: pl.LazyFrame,
+    goal: Polars | None,
+    list_keys: list[str],
+    *,
+    user: str,
+    item: str,
+    group: str,
+) -> pl.LazyFrame:
+    """Each ranking's AWRF against its target, over the attention its known items get."""
+    known = ranked.join(pairs, on=item, how="inner").with_columns(
+        _discount(pl.col("__prm_pos")).alias(_A)
+    )
+    # the attention over the known items only (the script drops unknown pages' discounts)
+    totals = exact_sums(known.unique([*list_keys, item]), list_keys, {"__t": pl.col(_A)})
+    shares = (
+        exact_sums(known, [*list_keys, group], {"__prm_d": pl.col(_A) * pl.col(W)})
+        .join(totals, on=list_keys)
+        .with_columns(pl.col("__prm_d") / pl.col("__t"))
+    )
+    goals = _goal(goal, pairs, item, group, user)
+    per_query = _per_query_goal(goals, ranked.select(list_keys).unique(), user)
+    both = per_query.join(shares, on=[*list_keys, group], how="full", coalesce=True).with_columns(
+        pl.col("__prm_d").fill_null(0.0), pl.col(_T).fill_null(0.0)
+    )
+    d, t = pl.col("__prm_d"), pl.col(_T)
+    mid = (d + t) / 2.0
+    half = pl.when(d > 0).then(d * (d / mid).log()).otherwise(0.0) + pl.when(t > 0).then(
+        t * (t / mid).log()
+    ).otherwise(0.0)
+    return (
+        exact_sums(both, list_keys, {"awrf": half})
+        .with_columns((1.0 - (0.5 * pl.col("awrf")).clip(lower_bound=0.0)).alias("awrf"))
+        # a list without any catalog item has no group distribution: its AWRF is null, as
+        # with an empty catalog (not the 1 - ln 2 / 2 of an all-zero d against t)
+        .join(totals.select(list_keys), on=list_keys, how="semi")
+    )
+
+
+def _check_samples(
+    runs: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    roles: dict[str, str],
+    keys: list[str],
+    *,
+    relevance: str | None,
+) -> None:
+    """The columns of the sampled rankings and of the truth, the grades and the ranks."""
+    user, item, rank, sample = roles["user"], roles["item"], roles["rank"], roles["sample"]
+    by = {f"by[{i}]": b for i, b in enumerate(keys)}
+    v.require_columns(runs.collect_schema(), {**roles, **by}, frame="recs")
+    truth_roles = {"user": user, "item": item}
+    if relevance is not None:
+        truth_roles["relevance"] = relevance
+    truth_schema = judged.collect_schema()
+    v.require_columns(truth_schema, truth_roles, frame="truth")
+    if relevance is not None:
+        _check_grades(judged, truth_schema, relevance, [user, item, relevance])
+    _check_ranks(runs, rank, [*keys, user, sample])

@@ -165,22 +165,9 @@ def friedman(
             f"friedman needs at least 2 systems and 2 {block} blocks with a value for every "
             f"system; found {len(systems)} system(s) and {n} such block(s)"
         )
-    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
-
-    grid = np.vstack([_stats.on_grid(row, float(np.abs(row).max())) for row in table])
-    # rank 1 = the best value (the highest, or the lowest where lower is better), ties averaged
-    ranks = stats.rankdata(-better * grid, axis=1)
-    mean_ranks = ranks.mean(axis=0)
-    statistic = 12 * n / (k * (k + 1)) * (np.sum(mean_ranks**2) - k * (k + 1) ** 2 / 4)
-    ties = 0.0
-    for row in grid:
-        _, counts = np.unique(row, return_counts=True)
-        ties += float(np.sum(counts**3 - counts))
-    correction = 1 - ties / (n * k * (k * k - 1))
-    chi2 = float(statistic / correction) if correction > 0 else 0.0
-    p_value = float(stats.chi2.sf(chi2, k - 1)) if correction > 0 else 1.0
+    chi2, p_value, mean_ranks = _test(table, better)
     scale = math.sqrt(k * (k + 1) / (6 * n))
-    q_alpha = float(stats.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+    q_alpha = _studentized(alpha, k) / math.sqrt(2)
     order = sorted(range(k), key=lambda j: (mean_ranks[j], j))
     ranked = pl.DataFrame(
         {
@@ -189,21 +176,7 @@ def friedman(
         },
         schema={"system": frame.schema[system], "mean_rank": pl.Float64},
     )
-    rows = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            difference = float(mean_ranks[i] - mean_ranks[j])
-            q = math.sqrt(2) * abs(difference) / scale
-            p = float(stats.studentized_range.sf(q, k, np.inf)) if q > 0 else 1.0
-            rows.append((systems[i], systems[j], difference, min(p, 1.0)))
-    pairwise = pl.DataFrame(
-        rows,
-        schema={
-            "system": frame.schema[system], "other": frame.schema[system],
-            "rank_diff": pl.Float64, "p_value": pl.Float64,
-        },
-        orient="row",
-    )  # fmt: skip
+    pairwise = _nemenyi(systems, mean_ranks, scale, frame.schema[system])
     return FriedmanResult(
         statistic=chi2,
         p_value=p_value,
@@ -215,4 +188,55 @@ def friedman(
         n_systems=k,
         direction="higher" if better > 0 else "lower",
         metric=metric,
+    )
+
+
+def _test(table: np.ndarray, better: float) -> tuple[float, float, np.ndarray]:
+    """Friedman's chi-square (scipy's tie correction), its p-value and the mean ranks.
+
+    Rank 1 is the best value of a block (the highest, or the lowest where lower
+    is better), ties averaged; values are compared on the 12-digit grid.
+    """
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
+    n, k = table.shape
+    grid = np.vstack([_stats.on_grid(row, float(np.abs(row).max())) for row in table])
+    ranks = stats.rankdata(-better * grid, axis=1)
+    mean_ranks = ranks.mean(axis=0)
+    statistic = 12 * n / (k * (k + 1)) * (np.sum(mean_ranks**2) - k * (k + 1) ** 2 / 4)
+    ties = 0.0
+    for row in grid:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float(np.sum(counts**3 - counts))
+    correction = 1 - ties / (n * k * (k * k - 1))
+    chi2 = float(statistic / correction) if correction > 0 else 0.0
+    p_value = float(stats.chi2.sf(chi2, k - 1)) if correction > 0 else 1.0
+    return chi2, p_value, mean_ranks
+
+
+def _studentized(alpha: float, k: int) -> float:
+    """The (1 - alpha) quantile of the studentized range of k means, infinite df."""
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
+    return float(stats.studentized_range.ppf(1 - alpha, k, np.inf))
+
+
+def _nemenyi(
+    systems: list[Any], mean_ranks: np.ndarray, scale: float, dtype: pl.DataType
+) -> pl.DataFrame:
+    """Nemenyi's p-value of every unordered pair of systems, in sorted order."""
+    from scipy import stats  # noqa: PLC0415 - loaded on use: the import stays light
+
+    k = len(systems)
+    rows = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            difference = float(mean_ranks[i] - mean_ranks[j])
+            q = math.sqrt(2) * abs(difference) / scale
+            p = float(stats.studentized_range.sf(q, k, np.inf)) if q > 0 else 1.0
+            rows.append((systems[i], systems[j], difference, min(p, 1.0)))
+    return pl.DataFrame(
+        rows,
+        schema={"system": dtype, "other": dtype, "rank_diff": pl.Float64, "p_value": pl.Float64},
+        orient="row",
     )

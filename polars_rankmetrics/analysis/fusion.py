@@ -784,18 +784,9 @@ def optimize_fusion(
     │ 2    ┆ [1.0, 0.0] ┆ 1.0  │
     └──────┴────────────┴──────┘
     """
-    from polars_rankmetrics.evaluate import evaluate, parse_metrics  # noqa: PLC0415 - cycle
+    from polars_rankmetrics.evaluate import evaluate  # noqa: PLC0415 - cycle
 
-    v.check_literal(method, ("wsum", "rrf"), name="method")
-    if norm is not None:
-        v.check_literal(norm, NORMS, name="norm")
-    specs = parse_metrics(metric)
-    if len(specs) != 1:
-        raise ValueError(f"metric must be one metric string, got {metric!r} ({len(specs)} metrics)")
-    label = specs[0].label
-    better = require(
-        label, directions([label], direction)[label], "optimize_fusion", per_metric=False
-    )
+    label, better = _optimised(metric, direction, method=method, norm=norm)
     polars_runs, _ = runs_caller(runs, name="runs")
     truth_frame = read(truth, name="truth")
     given = _read_runs(polars_runs, run=run, keys=[user], item=item, score=score)
@@ -811,28 +802,11 @@ def optimize_fusion(
     )
     if method == "wsum":
         points = _simplex(len(names), _number(step, what="step")) if grid is None else grid
-        table = [_weights_table(point, names) for point in points]
-        rows = [
-            {run: name, key: index, _WEIGHT: point.get(name)}
-            for index, point in enumerate(table)
-            for name in names
-        ]
-        settings = pl.DataFrame(
-            {key: range(len(table)), "weights": [[p.get(n) for n in names] for p in table]},
-            schema={key: pl.UInt32, "weights": pl.List(pl.Float64)},
+        settings, expanded = _weights_grid(
+            frame, points, names, run=run, key=key, run_dtype=given.frame.collect_schema()[run]
         )
-        parameters = pl.DataFrame(
-            rows,
-            schema={run: given.frame.collect_schema()[run], key: pl.UInt32, _WEIGHT: pl.Float64},
-        )
-        expanded = frame.join(parameters.lazy(), on=run, how="inner")
     else:
-        values = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100] if grid is None else list(grid)
-        ks = [_check_k(value) for value in values]
-        settings = pl.DataFrame(
-            {key: range(len(ks)), "k": ks}, schema={key: pl.UInt32, "k": pl.Float64}
-        )
-        expanded = frame.join(settings.lazy().rename({"k": _K}), how="cross")
+        settings, expanded = _k_grid(frame, grid, key=key)
     if not settings.height:
         raise ValueError("grid is empty: give at least one setting")
     fused = _fused(
@@ -847,18 +821,7 @@ def optimize_fusion(
     table_scores = settings.join(scores.collect().select(key, label), on=key, how="left").sort(key)
     if key != "grid":
         table_scores = table_scores.rename({key: "grid"})
-    values_found = table_scores.get_column(label)
-    if values_found.null_count() == values_found.len():
-        raise ValueError(
-            f"{label} is undefined (null) at every grid point: the truth gives no user a "
-            "relevant item (is it empty, or are all its grades <= 0?), so there is nothing "
-            "to optimise"
-        )
-    # the first best in grid order: arg_max() of a column Polars flags as sorted (a constant
-    # one) gives the last; the best is the highest, or the lowest where lower is better
-    filled = (better * values_found).fill_null(-math.inf)
-    best_index = int(filled.eq(filled.max()).arg_true()[0])
-    best_row = table_scores.row(best_index, named=True)
+    best_row = _best_row(table_scores, label, better)
     best: dict[str, Any] = (
         {"weights": dict(zip(names, best_row["weights"], strict=True))}
         if method == "wsum"
@@ -872,3 +835,72 @@ def optimize_fusion(
 
 def _as_k(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
+
+
+def _weights_grid(
+    frame: pl.LazyFrame,
+    points: Sequence[Any],
+    names: tuple[Any, ...],
+    *,
+    run: str,
+    key: str,
+    run_dtype: pl.DataType,
+) -> tuple[pl.DataFrame, pl.LazyFrame]:
+    """``wsum``'s grid: each point's weights, and the contributions weighted per point."""
+    table = [_weights_table(point, names) for point in points]
+    rows = [
+        {run: name, key: index, _WEIGHT: point.get(name)}
+        for index, point in enumerate(table)
+        for name in names
+    ]
+    settings = pl.DataFrame(
+        {key: range(len(table)), "weights": [[p.get(n) for n in names] for p in table]},
+        schema={key: pl.UInt32, "weights": pl.List(pl.Float64)},
+    )
+    parameters = pl.DataFrame(rows, schema={run: run_dtype, key: pl.UInt32, _WEIGHT: pl.Float64})
+    return settings, frame.join(parameters.lazy(), on=run, how="inner")
+
+
+def _k_grid(
+    frame: pl.LazyFrame, grid: Sequence[Any] | None, *, key: str
+) -> tuple[pl.DataFrame, pl.LazyFrame]:
+    """RRF's grid of k (10, 20, ..., 100 by default, as ranx), each with every contribution."""
+    values = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100] if grid is None else list(grid)
+    ks = [_check_k(value) for value in values]
+    settings = pl.DataFrame(
+        {key: range(len(ks)), "k": ks}, schema={key: pl.UInt32, "k": pl.Float64}
+    )
+    return settings, frame.join(settings.lazy().rename({"k": _K}), how="cross")
+
+
+def _best_row(table: pl.DataFrame, label: str, better: float) -> dict[str, Any]:
+    """The first best grid point in grid order: the highest, or the lowest where lower is better."""
+    values = table.get_column(label)
+    if values.null_count() == values.len():
+        raise ValueError(
+            f"{label} is undefined (null) at every grid point: the truth gives no user a "
+            "relevant item (is it empty, or are all its grades <= 0?), so there is nothing "
+            "to optimise"
+        )
+    # arg_max() of a column Polars flags as sorted (a constant one) gives the last
+    filled = (better * values).fill_null(-math.inf)
+    return table.row(int(filled.eq(filled.max()).arg_true()[0]), named=True)
+
+
+def _optimised(
+    metric: str, direction: Direction | None, *, method: str, norm: str | None
+) -> tuple[str, float]:
+    """The metric's label and which way is better (+1, -1), the method and norm checked."""
+    from polars_rankmetrics.evaluate import parse_metrics  # noqa: PLC0415 - cycle
+
+    v.check_literal(method, ("wsum", "rrf"), name="method")
+    if norm is not None:
+        v.check_literal(norm, NORMS, name="norm")
+    specs = parse_metrics(metric)
+    if len(specs) != 1:
+        raise ValueError(f"metric must be one metric string, got {metric!r} ({len(specs)} metrics)")
+    label = specs[0].label
+    better = require(
+        label, directions([label], direction)[label], "optimize_fusion", per_metric=False
+    )
+    return label, better

@@ -183,22 +183,10 @@ def users_needed(
             continue
         pair = frame.filter(pl.col(system).is_in([name, baseline]))
         for metric in names:
-            both, table, _ = complete_table(pair, metric, system=system, block=user, role="user")
-            raw = table[:, both.index(name)] - table[:, both.index(baseline)]
-            grid = _stats.on_grid(raw, float(np.abs(table).max(initial=0.0)))
-            if raw.size < 2 or _stats.constant(grid):
-                rows.append((name, metric, int(raw.size), None, None))
-                continue
-            sd = float(np.std(raw, ddof=1))
-            needed = _smallest_n(effect / sd, checked_alpha, checked_power)
-            if needed is None:
-                raise ValueError(
-                    f"effect={effect} is {effect / sd:.3g} standard deviations of the paired "
-                    f"differences of {metric!r} between {name!r} and {baseline!r} (s_d = "
-                    f"{sd:.3g}): a paired t-test would need more than {MOST_USERS:.3g} users. "
-                    "Is the effect in the metric's units (e.g. 0.01 of nDCG)?"
-                )
-            rows.append((name, metric, int(raw.size), sd, needed))
+            rows.append(
+                _needed(pair, metric, name, baseline, system=system, user=user, effect=effect,
+                        alpha=checked_alpha, power=checked_power)
+            )  # fmt: skip
     result = pl.DataFrame(
         rows,
         schema={
@@ -208,3 +196,33 @@ def users_needed(
         orient="row",
     )  # fmt: skip
     return back(result)
+
+
+def _needed(
+    pair: pl.DataFrame,
+    metric: str,
+    name: Any,
+    baseline: Any,
+    *,
+    system: str,
+    user: str,
+    effect: float,
+    alpha: float,
+    power: float,
+) -> tuple[Any, str, int, float | None, int | None]:
+    """One row of the result: the system's paired users, s_d and the users it needs."""
+    both, table, _ = complete_table(pair, metric, system=system, block=user, role="user")
+    raw = table[:, both.index(name)] - table[:, both.index(baseline)]
+    grid = _stats.on_grid(raw, float(np.abs(table).max(initial=0.0)))
+    if raw.size < 2 or _stats.constant(grid):
+        return name, metric, int(raw.size), None, None
+    sd = float(np.std(raw, ddof=1))
+    needed = _smallest_n(effect / sd, alpha, power)
+    if needed is None:
+        raise ValueError(
+            f"effect={effect} is {effect / sd:.3g} standard deviations of the paired "
+            f"differences of {metric!r} between {name!r} and {baseline!r} (s_d = "
+            f"{sd:.3g}): a paired t-test would need more than {MOST_USERS:.3g} users. "
+            "Is the effect in the metric's units (e.g. 0.01 of nDCG)?"
+        )
+    return name, metric, int(raw.size), sd, needed

@@ -316,17 +316,7 @@ def plot_comparison(
     pairwise = "baseline" in data.columns
     known = {*needed, *RESULT_COLUMNS, "baseline"}
     extra = [c for c in data.columns if c not in known]
-    row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")
-    data = data.with_columns(
-        pl.col(system).cast(pl.String),
-        row_label,
-        _panel=(pl.col(metric) + pl.lit(" | ") + _label(extra)) if extra else pl.col(metric),
-        _verdict=pl.when(pl.col("diff").is_null())
-        .then(pl.lit("baseline"))
-        .when(pl.col("significant").fill_null(False))
-        .then(pl.lit("significant"))
-        .otherwise(pl.lit("not significant")),
-    )
+    data = _panels(data, system, metric, extra)
     if pairwise:
         means_data, diffs, against = _pairs(data, system, [*extra, metric])
     else:
@@ -334,57 +324,15 @@ def plot_comparison(
         baselines = data.filter(pl.col("diff").is_null())[system].unique().sort().to_list()
         against = f"from {', '.join(repr(b) for b in baselines) or '(none)'}"
     systems = sorted(data[system].unique().to_list())
-    panels = data["_panel"].unique(maintain_order=True).to_list()
     # an explicit domain keeps the rows of both panels aligned (the baseline has no difference)
     y = alt.Y(f"{system}:N", title=None, sort=systems, scale=alt.Scale(domain=systems))
     rows = diffs["_row"].unique(maintain_order=True).to_list() if pairwise else systems
     y_diff = alt.Y("_row:N", title=None, sort=rows, scale=alt.Scale(domain=rows))
-    row = alt.Row(
-        "_panel:N",
-        title=None,
-        sort=panels,
-        header=alt.Header(labelAngle=0, labelAlign="left", labelFontSize=12),
-    )
-    tooltip = [
-        system,
-        metric,
-        *extra,
-        "n",
-        *_interval_tooltips(alt),
-    ]
-    diff_tooltip = [
-        *tooltip,
-        *(["baseline"] if pairwise else []),
-        *(["n_paired"] if "n_paired" in data.columns else []),
-        alt.Tooltip("diff:Q", format="+.4f"),
-        alt.Tooltip("diff_ci_low:Q", format="+.4f"),
-        alt.Tooltip("diff_ci_high:Q", format="+.4f"),
-        *(
-            [alt.Tooltip(c, format=".3g")]
-            for c in ("effect_size", "p_value", "p_adjusted")
-            if c in data.columns
-        ),
-        "significant",
-    ]
-    diff_tooltip = [
-        t for item in diff_tooltip for t in (item if isinstance(item, list) else [item])
-    ]
+    row = _panel_rows(alt, data["_panel"].unique(maintain_order=True).to_list())
+    tooltip = [system, metric, *extra, "n", *_interval_tooltips(alt)]
+    diff_tooltip = _difference_tooltip(alt, tooltip, data.columns, pairwise=pairwise)
 
-    base = alt.Chart().encode(y=y)
-    means = alt.layer(
-        base.mark_rule(strokeWidth=2).encode(
-            x=alt.X(
-                "ci_low:Q",
-                title=f"mean over {unit} (with confidence interval)",
-                axis=alt.Axis(labelFlush=False),
-            ),
-            x2="ci_high:Q",
-            color=_color(alt, system, system, systems),
-        ),
-        base.mark_point(filled=True, size=70).encode(
-            x="mean:Q", color=_color(alt, system, system, systems), tooltip=tooltip
-        ),
-    ).properties(width=_WIDTH, height=alt.Step(22))
+    means = _means_layer(alt, y, system, systems, tooltip, unit=unit)
     verdict = alt.Color(
         "_verdict:N",
         title="difference",
@@ -423,17 +371,11 @@ def plot_comparison(
         ),
         *([] if pairwise else labels),
     ).properties(width=_WIDTH, height=alt.Step(22))
-    named = against.removeprefix("from ")
-    default_title = (
-        "Every pair of systems compared"
-        if against == _EVERY_PAIR
-        else f"Systems compared with the baseline{'s' if ', ' in named else ''} {named}"
-    )
     chart = alt.hconcat(
         means.facet(row=row, data=means_data).resolve_scale(x="independent"),
         differences.facet(row=row, data=diffs).resolve_scale(x="independent"),
         title=alt.TitleParams(
-            title or default_title,
+            title or _comparison_title(against),
             subtitle=method_words(data),
             subtitleColor="#555555",
         ),
@@ -923,3 +865,78 @@ def plot_long_tail(
         ),
     )
     return cast("altair.LayerChart", chart)
+
+
+def _panels(data: pl.DataFrame, system: str, metric: str, extra: list[str]) -> pl.DataFrame:
+    """The comparison with its chart columns: the group, the panel, each row's verdict."""
+    row_label = _label(extra).alias("_group") if extra else pl.lit("").alias("_group")
+    return data.with_columns(
+        pl.col(system).cast(pl.String),
+        row_label,
+        _panel=(pl.col(metric) + pl.lit(" | ") + _label(extra)) if extra else pl.col(metric),
+        _verdict=pl.when(pl.col("diff").is_null())
+        .then(pl.lit("baseline"))
+        .when(pl.col("significant").fill_null(False))
+        .then(pl.lit("significant"))
+        .otherwise(pl.lit("not significant")),
+    )
+
+
+def _difference_tooltip(
+    alt: Any, tooltip: list[Any], columns: list[str], *, pairwise: bool
+) -> list[Any]:
+    """A difference's tooltip: the system's, the pair, the difference and its test."""
+    tests = [
+        alt.Tooltip(c, format=".3g")
+        for c in ("effect_size", "p_value", "p_adjusted")
+        if c in columns
+    ]
+    return [
+        *tooltip,
+        *(["baseline"] if pairwise else []),
+        *(["n_paired"] if "n_paired" in columns else []),
+        alt.Tooltip("diff:Q", format="+.4f"),
+        alt.Tooltip("diff_ci_low:Q", format="+.4f"),
+        alt.Tooltip("diff_ci_high:Q", format="+.4f"),
+        *tests,
+        "significant",
+    ]
+
+
+def _panel_rows(alt: Any, panels: list[str]) -> Any:
+    """One row of panels per metric (and group), in the comparison's order."""
+    return alt.Row(
+        "_panel:N",
+        title=None,
+        sort=panels,
+        header=alt.Header(labelAngle=0, labelAlign="left", labelFontSize=12),
+    )
+
+
+def _comparison_title(against: str) -> str:
+    """The default title: every pair, or the baseline(s) the systems are compared with."""
+    named = against.removeprefix("from ")
+    if against == _EVERY_PAIR:
+        return "Every pair of systems compared"
+    return f"Systems compared with the baseline{'s' if ', ' in named else ''} {named}"
+
+
+def _means_layer(
+    alt: Any, y: Any, system: str, systems: list[Any], tooltip: list[Any], *, unit: str
+) -> Any:
+    """Each system's mean with its confidence interval, one row per system."""
+    base = alt.Chart().encode(y=y)
+    return alt.layer(
+        base.mark_rule(strokeWidth=2).encode(
+            x=alt.X(
+                "ci_low:Q",
+                title=f"mean over {unit} (with confidence interval)",
+                axis=alt.Axis(labelFlush=False),
+            ),
+            x2="ci_high:Q",
+            color=_color(alt, system, system, systems),
+        ),
+        base.mark_point(filled=True, size=70).encode(
+            x="mean:Q", color=_color(alt, system, system, systems), tooltip=tooltip
+        ),
+    ).properties(width=_WIDTH, height=alt.Step(22))

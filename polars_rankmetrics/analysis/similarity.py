@@ -375,9 +375,18 @@ def similarity(
     inputs = _Inputs.read(
         recs_lf, ref_lf, spec, average=average, in_memory=(recs_memory, ref_memory)
     )
+    table = _values(inputs, parsed, spec.list_keys)
+    labels = [one.label for one in parsed]
+    table = table.select(*spec.list_keys, *labels).sort(spec.list_keys)
+    if not per_user:
+        table = _means(table, labels, list(spec.by))
+    return call.back(v.guard(table, inputs.checks))
+
+
+def _values(inputs: _Inputs, parsed: list[_Measure], keys: list[str]) -> pl.LazyFrame:
+    """Per list, every measure asked for: the RBO forms at their cutoff, the overlaps at k."""
     rbos = [one for one in parsed if one.form in _RBO_FORMS]
     at_k = [one for one in parsed if one.form not in _RBO_FORMS]
-    keys = spec.list_keys
     table = inputs.population.select(keys)
     if rbos:
         cutoffs = {one.k for one in rbos}
@@ -393,16 +402,18 @@ def similarity(
         # the items below the largest cutoff change none of them
         deepest = max(one.k or 0 for one in at_k)
         table = table.join(_at_k(inputs.oriented(deepest), keys, at_k), on=keys, how="left")
-    labels = [one.label for one in parsed]
-    table = table.select(*keys, *labels).sort(keys)
-    if not per_user:
-        by = list(spec.by)
-        # the users' rows come out of joins in no fixed order: exact means (fixed point,
-        # scaled over all the users, as evaluate's), the same bits on every call
-        means = [exact_mean(label) for label in labels]
-        table = table.with_columns(fixed_point(labels))
-        table = table.group_by(by).agg(means).sort(by) if by else table.select(means)
-    return call.back(v.guard(table, inputs.checks))
+    return table
+
+
+def _means(table: pl.LazyFrame, labels: list[str], by: list[str]) -> pl.LazyFrame:
+    """Each measure's mean over the users of a ``by`` group.
+
+    The users' rows come out of joins in no fixed order: exact means (fixed
+    point, scaled over all the users, as evaluate's), the same bits on every call.
+    """
+    means = [exact_mean(label) for label in labels]
+    table = table.with_columns(fixed_point(labels))
+    return table.group_by(by).agg(means).sort(by) if by else table.select(means)
 
 
 def _spec(

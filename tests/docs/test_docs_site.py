@@ -7,7 +7,6 @@ is skipped (with the reason) where the ``docs`` extra is not installed.
 from __future__ import annotations
 
 import ast
-import doctest
 import html
 import importlib
 import importlib.util
@@ -29,7 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 # DESIGN.md and REGISTRY.md are for contributors, excluded from the site (mkdocs.yml)
 USER_PAGES = [page for page in PAGES if page.name not in ("DESIGN.md", "REGISTRY.md")]
-EXAMPLE_PAGES = [page for page in USER_PAGES if ">>>" in page.read_text()]
 DOCS_PACKAGES = (
     "mkdocs",
     "material",
@@ -104,22 +102,6 @@ def test_every_page_is_in_the_nav() -> None:
         assert f"notebooks/{notebook.name}" in config, f"{notebook.name} is not in the nav"
 
 
-@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[page.name for page in EXAMPLE_PAGES])
-def test_page_examples_run(page: Path) -> None:
-    text = page.read_text()
-    if "import pandas" in text:
-        pytest.importorskip("pandas")
-    failures, tried = doctest.testfile(
-        str(page),
-        module_relative=False,
-        optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
-        verbose=False,
-        report=True,
-    )
-    assert tried > 0
-    assert failures == 0, f"{failures} of {tried} examples in {page.name} failed (see above)"
-
-
 def mentioned_names(text: str) -> tuple[set[str], set[tuple[str, str]]]:
     attributes = set(re.findall(r"\bprm\.([A-Za-z_]\w*)", text))
     imports = {
@@ -148,22 +130,6 @@ def test_documents_name_only_what_exists(document: Path) -> None:
             importlib.util.find_spec(f"{module}.{name}") is not None
         )
         assert found, f"{document.name} imports {name} from {module}, which does not exist"
-
-
-def test_charts_page_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the page's code is what made the pictures in docs/img: it must keep running
-    pytest.importorskip("altair")
-    pytest.importorskip("vl_convert")
-    blocks = re.findall(r"```python\n(.+?)```", (ROOT / "docs" / "charts.md").read_text(), re.S)
-    assert len(blocks) == 6
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {}
-    for block in blocks:
-        exec(compile(block, "charts.md", "exec"), namespace)
-    saved = sorted(path.name for path in tmp_path.glob("*.png"))
-    assert saved == [
-        "comparison.png", "curves.png", "distribution.png", "long_tail.png", "segments.png"
-    ]  # fmt: skip
 
 
 def api_targets() -> list[str]:

@@ -192,6 +192,33 @@ def test_site_pages_use_the_generated_lists() -> None:
     assert "<!-- options:table -->" in (ROOT / "docs" / "api.md").read_text()
 
 
+# a peer's own name for a measure, as a measure's docstring cites it (RetrievalFallOut)
+PEER_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]*)+\b")
+
+
+def test_conventions_page_calls_no_registered_measure_missing() -> None:
+    # a peer measure that a registered measure names as its twin (fallout cites torchmetrics'
+    # RetrievalFallOut) is a translation, not "no equivalent here"
+    twins: dict[str, str] = {}
+    for measure in builtin_measures():
+        module = importlib.import_module(measure.finals.__module__)
+        for name in PEER_NAME.findall(f"{measure.doc or ''} {module.__doc__ or ''}"):
+            twins.setdefault(name, measure.name)
+    assert twins.get("RetrievalFallOut") == "fallout"
+    page = (ROOT / "docs" / "conventions.md").read_text()
+    table = page.split("## Peers' own test suites")[1].split("\n\n|")[1].split("\n\n")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "|---" not in line]
+    assert len(rows) > 10
+    wrong = [
+        (row.split(" | ")[0].strip("| "), name, twins[name])
+        for row in rows[1:]  # the header first
+        for span in re.findall(r"`([^`]+)`", row.rstrip(" |").rsplit(" | ", 1)[1])
+        for name in re.findall(r"^\w+", span)
+        if name in twins
+    ]
+    assert not wrong, f"conventions.md: (peer, its measure, ours) listed as no equivalent: {wrong}"
+
+
 def family_modules() -> list[str]:
     # every family module of the registry: the truth measures' own modules, the modules of
     # the measures of the lists (their finals are shared; the module that registers them is

@@ -82,3 +82,36 @@ def test_example_pastes_into_python_and_prints_what_is_shown(
     )
     assert not problems, f"{problems}\n{done.stderr[-4000:]}"
     assert _lines(done.stdout) == _lines(shown or ""), done.stdout
+
+
+def test_readme_links_every_notebook_and_page() -> None:
+    # the README is the repository's front page: a notebook or a page it does not list is
+    # one a reader of GitHub does not find
+    text = README.read_text()
+    notebooks = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+    pages = sorted(
+        path.name
+        for path in (ROOT / "docs").glob("*.md")
+        if path.name not in ("index.md", "DESIGN.md", "REGISTRY.md")
+    )
+    missing = [f"notebooks/{name}" for name in notebooks if f"(notebooks/{name})" not in text]
+    missing += [f"docs/{name}" for name in pages if f"(docs/{name})" not in text]
+    assert not missing, f"README.md does not link {missing}"
+
+
+def test_readme_benchmark_of_evaluate_is_the_performance_page_s() -> None:
+    # one measurement on both pages, found in the results files: a figure the README keeps
+    # after the performance page moved on is stale
+    row = next(
+        line
+        for line in README.read_text().splitlines()
+        if line.startswith("| `evaluate`, ranks given")
+    )
+    seconds = re.findall(r"(\d+\.\d+)(?:-(\d+\.\d+))? s\b", row)
+    figures = {figure for pair in seconds for figure in pair if figure}
+    assert len(figures) >= 2, row
+    page = (ROOT / "docs" / "performance.md").read_text()
+    results = (ROOT / "benchmarks" / "results" / "performance.md").read_text()
+    for figure in sorted(figures):
+        assert figure in page, f"README's {figure} s is not on docs/performance.md"
+        assert figure in results, f"README's {figure} s is in no benchmarks/results file"

@@ -76,7 +76,10 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert f"<code>{html.escape(catalog.label(measure))}</code>" in measures, measure.name
         assert f"<code>{html.escape(metric_string(measure))}</code>" in home, measure.name
     assert "<!-- measures" not in measures + home
-    assert (site / "notebooks" / "quickstart" / "index.html").exists()
+    notebook = (site / "notebooks" / "quickstart" / "index.html").read_text()
+    # a notebook's outputs get the page's width: no table of contents beside them, no prompts
+    assert 'data-md-type="toc" hidden' in notebook
+    assert 'prompt">In\u00a0[1]:' not in notebook
     # doctest's marker of a blank output line is shown as the blank line it stands for
     shown = [page for page in site.rglob("*.html") if "BLANKLINE" in page.read_text()]
     assert not shown, f"<BLANKLINE> shown on {shown}"

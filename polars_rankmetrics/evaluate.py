@@ -64,6 +64,7 @@ def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
 
     Examples
     --------
+    >>> from polars_rankmetrics import parse_metrics
     >>> [spec.label for spec in parse_metrics(["ndcg@5,10,20", "mrr"])]
     ['ndcg@5', 'ndcg@10', 'ndcg@20', 'mrr']
     """
@@ -81,6 +82,7 @@ def parse_metric(text: str) -> MetricSpec:
 
     Examples
     --------
+    >>> from polars_rankmetrics import parse_metric
     >>> parse_metric("MAP@12")
     MetricSpec(label='MAP@12', name='map', k=12, params=())
     >>> parse_metric("hits@5")
@@ -94,6 +96,7 @@ def aggregation_parts(metrics: str | Sequence[str]) -> list[AggregationPart]:
 
     Examples
     --------
+    >>> from polars_rankmetrics import aggregation_parts
     >>> aggregation_parts(["map@5", "pooled_recall@20"])  # doctest: +NORMALIZE_WHITESPACE
     [AggregationPart(label='map@5', kind='mean', columns=('map@5',)),
      AggregationPart(label='pooled_recall@20', kind='pooled',
@@ -132,6 +135,7 @@ def aggregate(
     Examples
     --------
     >>> import polars as pl
+    >>> from polars_rankmetrics import aggregate
     >>> parts = pl.DataFrame({
     ...     "user": [1, 2],
     ...     "mrr": [1.0, 0.5],
@@ -179,6 +183,7 @@ def per_user_parts(
     Examples
     --------
     >>> import polars as pl
+    >>> from polars_rankmetrics import per_user_parts
     >>> recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
     >>> truth = pl.DataFrame({"user": [1, 2, 2], "item": ["b", "b", "c"]})
     >>> per_user_parts(recs, truth, ["mrr", "pooled_recall@1"])

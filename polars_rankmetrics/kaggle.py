@@ -274,6 +274,7 @@ def read_submission(
 
     Examples
     --------
+    >>> from polars_rankmetrics.kaggle import read_submission
     >>> read_submission(b"customer_id,prediction\n0001,0706 0372 0706 0999\n0002,\n")
     shape: (3, 3)
     ┌──────┬──────┬──────┐
@@ -330,6 +331,7 @@ def read_solution(
 
     Examples
     --------
+    >>> from polars_rankmetrics.kaggle import read_solution
     >>> read_solution(b"ncodpers,added_products\n15889,ind_recibo_ult1 ind_nomina_ult1\n15890,\n")
     shape: (2, 2)
     ┌───────┬─────────────────┐
@@ -680,6 +682,7 @@ def score_submission(
     --------
     Customer 01 bought {B, Z} and 02 bought {A}; 03 bought nothing:
 
+    >>> from polars_rankmetrics.kaggle import score_submission
     >>> sub = b"customer_id,prediction\n01,A B C\n02,C A\n03,A\n"
     >>> sol = b"customer_id,prediction\n01,B Z\n02,A\n03,\n"
     >>> score_submission(sub, sol, preset="hm")  # (1/2 / 2 + (1/2) / 1) / 2

@@ -108,6 +108,7 @@ class Param:
 
     Examples
     --------
+    >>> from polars_rankmetrics.measures import Param
     >>> Param("h", 5.0, doc="half-life in positions").name
     'h'
     """

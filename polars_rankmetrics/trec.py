@@ -430,6 +430,7 @@ def read_trec_run(
 
     Examples
     --------
+    >>> from polars_rankmetrics.trec import read_trec_run
     >>> run = read_trec_run(
     ...     b"q1 Q0 d1 1 0.5 bm25\nq1 Q0 d2 2 0.5 bm25\nq1 Q0 d3 3 0.9 bm25\n"
     ... )
@@ -517,6 +518,7 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
 
     Examples
     --------
+    >>> from polars_rankmetrics.trec import read_trec_qrels
     >>> read_trec_qrels(b"q1 0 d1 2\nq1 0 d2 0\nq1 0 d9#3 -1\n")
     shape: (3, 3)
     ┌──────┬──────┬─────┐
@@ -602,6 +604,7 @@ def write_trec_run(
     --------
     >>> import io
     >>> import polars as pl
+    >>> from polars_rankmetrics.trec import write_trec_run
     >>> out = io.StringIO()
     >>> recs = pl.DataFrame({"user": ["q1", "q1"], "item": ["d7", "d2"], "rank": [1, 2]})
     >>> write_trec_run(recs, out, tag="demo")
@@ -657,6 +660,7 @@ def write_trec_qrels(
     --------
     >>> import io
     >>> import polars as pl
+    >>> from polars_rankmetrics.trec import write_trec_qrels
     >>> out = io.StringIO()
     >>> truth = pl.DataFrame({"user": ["q1", "q1"], "item": ["d7", "d3"], "rel": [2, 0]})
     >>> write_trec_qrels(truth, out, relevance="rel")
@@ -696,7 +700,9 @@ def trec_eval_files() -> Path:
 
     Examples
     --------
-    >>> from polars_rankmetrics.trec import read_trec_qrels, read_trec_run, trec_eval
+    >>> from polars_rankmetrics.trec import (
+    ...     format_trec_eval, read_trec_qrels, read_trec_run, trec_eval, trec_eval_files
+    ... )
     >>> data = trec_eval_files()
     >>> run = read_trec_run(data / "results.test")
     >>> qrels = read_trec_qrels(data / "qrels.test")

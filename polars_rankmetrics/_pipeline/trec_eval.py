@@ -216,6 +216,7 @@ def parse_trec_measures(measures: str | Sequence[str] | None = None) -> list[Tre
 
     Examples
     --------
+    >>> from polars_rankmetrics.trec import parse_trec_measures
     >>> [m.name for m in parse_trec_measures(["ndcg_cut.10", "map", "P.5,3", "bpref"])]
     ['map', 'bpref', 'P_3', 'P_5', 'ndcg_cut_10']
     >>> parse_trec_measures("success_5")
@@ -341,7 +342,7 @@ def trec_eval(
 
     Examples
     --------
-    >>> from polars_rankmetrics.trec import read_trec_qrels, read_trec_run
+    >>> from polars_rankmetrics.trec import read_trec_qrels, read_trec_run, trec_eval
     >>> qrels = read_trec_qrels(b"q1 0 d1 1\nq1 0 d2 1\nq1 0 d4 0\nq2 0 d5 1\n")
     >>> run = read_trec_run(b"q1 Q0 d1 1 0.9 r\nq1 Q0 d3 2 0.8 r\nq1 Q0 d2 3 0.7 r\n")
     >>> trec_eval(qrels, run, ["map", "P.2", "bpref", "relstring", "num_q"], per_query=True)
@@ -668,6 +669,8 @@ def format_trec_eval(table: AnyFrame, *, run_id: str | None = None) -> str:
 
     Examples
     --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics.trec import format_trec_eval
     >>> table = pl.DataFrame({
     ...     "measure": ["num_q", "map"], "query": ["all", "all"], "value": [3.0, 0.17854]
     ... })

@@ -11,8 +11,10 @@ order, with at least one output, and charts embedded as PNG images.
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +29,10 @@ IDS = [path.name for path in NOTEBOOKS]
 CELL_TIMEOUT_S = 90
 NOTEBOOK_BUDGET_S = 110
 MAX_BYTES = 1_500_000
+# the width the docs site gives a notebook's outputs in a 1280 px wide window (measured in
+# Chromium: the table of contents and the prompts left out, docs/hooks/notebook_pages.py); a
+# wider picture is shrunk to it, and its text with it (a 1,300 px chart's to 5-6 px)
+PAGE_WIDTH_PX = 958
 
 
 def _cells(notebook: Path) -> list[dict[str, Any]]:
@@ -129,3 +135,31 @@ def test_charts_are_static_images(notebook: Path) -> None:
 def test_there_are_the_four_notebooks() -> None:
     names = {path.stem for path in NOTEBOOKS}
     assert {"quickstart", "comparing_models", "kaggle_submission", "trec_evaluation"} <= names
+
+
+def _png_width(data: str) -> int:
+    raw = base64.b64decode(data)
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    width: int = struct.unpack(">I", raw[16:20])[0]
+    return width
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
+def test_pictures_fit_the_page_at_their_own_size(notebook: Path) -> None:
+    # the stored picture's pixels and the width the page gives it (its metadata), both
+    wide = [
+        (index, _png_width(output["data"]["image/png"]), output.get("metadata", {}))
+        for index, cell in enumerate(_cells(notebook))
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+    assert wide, f"{notebook.name} stores no picture"
+    wide = [
+        (index, width)
+        for index, width, metadata in wide
+        if max(width, metadata.get("image/png", {}).get("width", 0)) > PAGE_WIDTH_PX
+    ]
+    assert not wide, (
+        f"{notebook.name}: pictures wider than the page's {PAGE_WIDTH_PX} px (code cell, width): "
+        f"{wide}; give the chart a smaller width or scale_factor, or its legend below"
+    )

@@ -170,6 +170,7 @@ class StatisticsOptions(TypedDict, total=False):
     margin: float | None
     tolerance: float
     direction: Direction | Mapping[str, Direction] | None
+    risk_alpha: float | None
 
 
 class CompareOptions(StatisticsOptions, EvaluateOptions, total=False):
@@ -458,6 +459,18 @@ _STATISTICS = (
         "is not a metric string, or a descriptive measure such as ``arp``, declares none). "
         "Without one, ``wins``/``ties``/``losses`` are null and one-sided hypotheses are "
         "refused; ``diff`` is always system - baseline.",
+    ),
+    Declared(
+        "risk_alpha", None, "float or None",
+        "Risk-sensitive comparison (ndeval's and gdeval's ``-riskAlpha``): a number alpha "
+        ">= 0 adds ``urisk`` (URisk, the mean over paired users of the improvement g_u, "
+        "each loss weighted by 1 + alpha; Dincer, Macdonald & Ounis 2014), ``trisk`` (TRisk "
+        "= URisk / (sd / sqrt(n)), the paired t statistic of the weighted improvements: "
+        "< -2 a significant risk, > 2 a significant gain) and ``georisk`` (GeoRisk, Dincer "
+        "et al. 2016: the system's mean and its risk against every system of the group, "
+        "over the users with a value for all of them; for metrics where higher is better "
+        "and scores >= 0, else null) to the result. URisk and TRisk read the metric's "
+        "direction (null without one). ``None``: no risk columns.",
     ),
 )  # fmt: skip
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller, collected
@@ -26,7 +27,7 @@ from polars_rankmetrics._measures import lookup
 from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics._sums import exact_mean, fixed_point
-from polars_rankmetrics.analysis import _stats
+from polars_rankmetrics.analysis import _risk, _stats
 from polars_rankmetrics.analysis._direction import (
     Directions,
     GivenDirection,
@@ -82,6 +83,8 @@ RESULT_COLUMNS = (
 _RESERVED = {*RESULT_COLUMNS, "baseline"}
 _FLOATS = ("mean", "ci_low", "ci_high", "diff", "diff_ci_low", "diff_ci_high", "effect_size")
 _COUNTS = ("wins", "ties", "losses")
+# with risk_alpha: the risk of each comparison and each system's GeoRisk (analysis/_risk.py)
+_RISKS = ("urisk", "trisk", "georisk")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class _Options:
     margin: float = 0.0
     tolerance: float = 0.0
     direction: GivenDirection = None
+    risk_alpha: float | None = None
 
 
 def _check_number(value: object, name: str, example: str) -> float:
@@ -120,6 +124,7 @@ def _check_options(
     margin: object = None,
     tolerance: object = 0.0,
     direction: object = None,
+    risk_alpha: object = None,
 ) -> _Options:
     for value, allowed, name in (
         (test, _stats.TESTS, "test"),
@@ -170,6 +175,7 @@ def _check_options(
         checked_margin,
         _check_number(tolerance, "tolerance", "0.001"),
         cast("GivenDirection", direction),
+        None if risk_alpha is None else _check_number(risk_alpha, "risk_alpha", "1.0"),
     )
 
 
@@ -268,6 +274,16 @@ def compare_per_user(
         string, or a descriptive measure such as ``arp``, declares none). Without one,
         ``wins``/``ties``/``losses`` are null and one-sided hypotheses are refused; ``diff`` is
         always system - baseline.
+    risk_alpha : float or None, default None
+        Risk-sensitive comparison (ndeval's and gdeval's ``-riskAlpha``): a number alpha >= 0
+        adds ``urisk`` (URisk, the mean over paired users of the improvement g_u, each loss
+        weighted by 1 + alpha; Dincer, Macdonald & Ounis 2014), ``trisk`` (TRisk = URisk / (sd /
+        sqrt(n)), the paired t statistic of the weighted improvements: < -2 a significant risk,
+        > 2 a significant gain) and ``georisk`` (GeoRisk, Dincer et al. 2016: the system's mean
+        and its risk against every system of the group, over the users with a value for all of
+        them; for metrics where higher is better and scores >= 0, else null) to the result.
+        URisk and TRisk read the metric's direction (null without one). ``None``: no risk
+        columns.
 
     Returns
     -------
@@ -306,6 +322,12 @@ def compare_per_user(
     ``ci``, ``ci_method``   Float64,  the interval's level and method, and the
                             String    resamples (null when no resampling was
     ``n_resamples``         Int64     used)
+    ``urisk``, ``trisk``    Float64   only with ``risk_alpha``: URisk and TRisk of
+                                      the comparison (null on a system's own row
+                                      and without a direction)
+    ``georisk``             Float64   only with ``risk_alpha``: the system's
+                                      GeoRisk among the group's systems
+    ``risk_alpha``          Float64   only with ``risk_alpha``: its value
     ======================= ========= ==========================================
 
     With a ``baseline``, its rows come first in each (group, metric) (``n_paired``,
@@ -674,6 +696,14 @@ def _compare_frame(
             by=by, user=user, own=own, comparisons=comparisons, index=index,
             options=options, pairs=pairs, directions=declared,
         )  # fmt: skip
+    schema = _result_schema(frame, by, system=system, pairs=pairs, options=options)
+    return pl.DataFrame(rows, schema=schema, orient="row").with_columns(**_how_done(options))
+
+
+def _result_schema(
+    frame: pl.DataFrame, by: list[str], *, system: str, pairs: bool, options: _Options
+) -> dict[str, pl.DataType | type[pl.DataType]]:
+    """The columns of the rows in order: group, systems, metric, summaries, tests, risks."""
     schema: dict[str, pl.DataType | type[pl.DataType]] = {name: frame.schema[name] for name in by}
     schema["system"] = frame.schema[system]
     if pairs:
@@ -683,24 +713,30 @@ def _compare_frame(
         schema[name] = pl.Float64 if name in _FLOATS else pl.Int64
     schema.update({"p_value": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean})
     schema.update(dict.fromkeys(_COUNTS, pl.Int64))
-    return pl.DataFrame(rows, schema=schema, orient="row").with_columns(
-        test=pl.lit(options.test, dtype=pl.String),
-        hypothesis=pl.lit(options.hypothesis, dtype=pl.String),
+    if options.risk_alpha is not None:
+        schema.update(dict.fromkeys(_RISKS, pl.Float64))
+    return schema
+
+
+def _how_done(options: _Options) -> dict[str, pl.Expr]:
+    """The columns that state how the comparison was made, the same on every row."""
+    resampled = options.test in ("randomization", "tukey_hsd") or options.ci_method == "bootstrap"
+    how = {
+        "test": pl.lit(options.test, dtype=pl.String),
+        "hypothesis": pl.lit(options.hypothesis, dtype=pl.String),
         # the margin of a non-inferiority or equivalence decision, else null
-        margin=pl.lit(options.margin if options.margin else None, dtype=pl.Float64),
+        "margin": pl.lit(options.margin if options.margin else None, dtype=pl.Float64),
         # Tukey HSD is family-adjusted by construction: no correction is applied
-        correction=pl.lit("none" if options.test == "tukey_hsd" else options.correction),
-        alpha=pl.lit(options.alpha, dtype=pl.Float64),
-        ci=pl.lit(options.ci, dtype=pl.Float64),
-        ci_method=pl.lit(options.ci_method, dtype=pl.String),
+        "correction": pl.lit("none" if options.test == "tukey_hsd" else options.correction),
+        "alpha": pl.lit(options.alpha, dtype=pl.Float64),
+        "ci": pl.lit(options.ci, dtype=pl.Float64),
+        "ci_method": pl.lit(options.ci_method, dtype=pl.String),
         # resamples of the randomization test, Tukey HSD or the bootstrap; null when unused
-        n_resamples=pl.lit(
-            options.n_resamples
-            if options.test in ("randomization", "tukey_hsd") or options.ci_method == "bootstrap"
-            else None,
-            dtype=pl.Int64,
-        ),
-    )
+        "n_resamples": pl.lit(options.n_resamples if resampled else None, dtype=pl.Int64),
+    }
+    if options.risk_alpha is not None:
+        how["risk_alpha"] = pl.lit(options.risk_alpha, dtype=pl.Float64)
+    return how
 
 
 def _all_group_rows(
@@ -802,6 +838,9 @@ def _group_rows(
                 keys, name, other, metric, summary, pairs=pairs, direction=directions[metric]
             )
             row.update(_difference(raw, d, options, rng, improves=sign(directions[metric])))
+            if options.risk_alpha is not None:
+                improvement = d if _stats.constant(d) else raw
+                row.update(_risks(improvement, options.risk_alpha, sign(directions[metric])))
             comparison_rows.append(row)
             full = np.zeros(n_users)
             full[paired] = d
@@ -812,6 +851,11 @@ def _group_rows(
                 comparison_rows, matrix[complete], comparisons=comparisons, index=index,
                 options=options, rng=rng,
             )  # fmt: skip
+        if options.risk_alpha is not None:
+            _with_georisk(
+                [*own_rows, *comparison_rows], matrix[complete], present, index,
+                alpha=options.risk_alpha, direction=directions[metric],
+            )  # fmt: skip
         per_metric.append((own_rows, comparison_rows))
     if options.test == "randomization" and differences:
         p_values = _stats.randomization_p_values(
@@ -820,6 +864,13 @@ def _group_rows(
         flat = [row for _, comparison_rows in per_metric for row in comparison_rows]
         for row, p in zip(flat, p_values, strict=True):
             row["p_value"] = p
+    return _decided(per_metric, options)
+
+
+def _decided(
+    per_metric: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], options: _Options
+) -> list[dict[str, Any]]:
+    """The rows in order, each comparison's p-value adjusted within its family and decided."""
     rows: list[dict[str, Any]] = []
     for own_rows, comparison_rows in per_metric:
         if options.test == "tukey_hsd":
@@ -834,6 +885,38 @@ def _group_rows(
         rows.extend(own_rows)
         rows.extend(comparison_rows)
     return rows
+
+
+def _risks(improvement: _stats.FloatArray, alpha: float, improves: float | None) -> dict[str, Any]:
+    """URisk and TRisk of one comparison from d_u on the paired users (null without direction)."""
+    if improves is None:
+        return {"urisk": None, "trisk": None}
+    gain = improves * improvement
+    return {"urisk": _risk.urisk(gain, alpha), "trisk": _risk.trisk(gain, alpha)}
+
+
+def _with_georisk(
+    rows: list[dict[str, Any]],
+    complete: _stats.FloatArray,
+    present: npt.NDArray[np.bool_],
+    index: dict[Any, int],
+    *,
+    alpha: float,
+    direction: Direction | None,
+) -> None:
+    """Each row's ``georisk``: its system's among the systems with values in the group.
+
+    Over the users with a value for every such system; null where the metric is
+    not higher-is-better or has a negative score (GeoRisk reads effectiveness).
+    """
+    block = complete[:, present]
+    values: dict[int, float | None] = {}
+    if direction == "higher" and not (block < 0.0).any():
+        values = dict(
+            zip(np.flatnonzero(present).tolist(), _risk.georisk(block, alpha), strict=True)
+        )
+    for row in rows:
+        row["georisk"] = values.get(index[row["system"]])
 
 
 def _tukey_hsd(

@@ -110,6 +110,14 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     command.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
     command.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    command.add_argument(
+        "--risk-alpha",
+        type=float,
+        metavar="ALPHA",
+        help="risk-sensitive comparison, as ndeval's -riskAlpha: adds URisk (the mean "
+        "improvement, each loss weighted by 1 + ALPHA), TRisk (its t statistic: < -2 a "
+        "significant risk) and GeoRisk, printed after the report",
+    )
     command.add_argument("--user", default="user", help="user column (default: user)")
     command.add_argument("--item", default="item", help="item column (default: item)")
     command.add_argument("--rank", default="rank", help="rank column (default: rank)")
@@ -233,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         "n_resamples": args.n_resamples,
         "seed": args.seed,
         "direction": direction_option(args.direction),
+        "risk_alpha": args.risk_alpha,
         **api_options(args, CONVENTIONS),
     }
     # TREC runs are compared under trec_eval's conventions unless told otherwise, with -c:
@@ -249,37 +258,66 @@ def run(args: argparse.Namespace) -> int:
         output = check_output(args.output, inputs=inputs, option="--output", formats=formats)
     for path in input_files(args).values():
         check_input(path)
+    result = _compared(args, options, preset)
+    if output is not None:
+        _write(result, output, digits=args.digits)
+    print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
+    if args.risk_alpha is not None and args.format not in ("csv", "json"):
+        print(_risk_table(result, digits=args.digits))
+    return 0
+
+
+def _risk_table(result: pl.DataFrame, *, digits: int) -> str:
+    """The risk of each comparison (URisk, TRisk) and each system's GeoRisk, as a table."""
+    rows = result.filter(pl.col("urisk").is_not_null() | pl.col("georisk").is_not_null())
+    pairs = "baseline" in result.columns
+    header = ["system", *(["baseline"] if pairs else []), "metric", "URisk", "TRisk", "GeoRisk"]
+    lines = ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows.iter_rows(named=True):
+        numbers = (
+            "-" if row[name] is None else f"{row[name]:.{digits}f}"
+            for name in ("urisk", "trisk", "georisk")
+        )
+        keys = [row["system"], *([row["baseline"] or "-"] if pairs else []), row["metric"]]
+        lines.append("| " + " | ".join([*map(str, keys), *numbers]) + " |")
+    alpha = result.get_column("risk_alpha")[0] if result.height else None
+    lines += [
+        "",
+        f"Risk against the baseline, losses weighted by 1 + alpha = {1 + (alpha or 0):g}: "
+        "URisk the weighted mean improvement, TRisk its t statistic (< -2: a significant "
+        "risk; > 2: a significant gain); GeoRisk each system's mean and risk among all.",
+    ]
+    return "\n".join(lines)
+
+
+def _compared(args: argparse.Namespace, options: dict[str, Any], preset: Preset) -> pl.DataFrame:
+    """The comparison of the files: TREC runs against qrels, or recommendations and truth."""
     if args.trec:
         runs, qrels = _trec_inputs(args.files)
         recs, side = _with_side_files(args, runs, qrels)
-        result = compare(
+        return compare(
             recs, qrels, args.metrics, system="model", relevance="rel",
             conventions=preset, **options,
             **list_inputs(args, side),
         )  # fmt: skip
-    else:
-        if len(args.files) > 2:
-            raise ValueError(
-                f"compare takes RECS TRUTH (two files), got {len(args.files)}; "
-                "for TREC runs add --trec: QRELS RUN [RUN ...]"
-            )
-        if len(args.files) == 1:
-            _check_truthless(args.metrics)
-        for path in args.files:
-            check_input(path)
-        truth_path = args.files[1] if len(args.files) == 2 else None
-        recs, truth, side = read_inputs(args, "compare", args.files[0], truth_path)
-        options["baseline"] = _baseline(args.baseline, recs, args.system)
-        result = compare(
-            recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
-            rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
-            conventions=preset, **options,
-            **list_inputs(args, side),
-        )  # fmt: skip
-    if output is not None:
-        _write(result, output, digits=args.digits)
-    print(str(report(result, format=args.format, digits=args.digits)).rstrip("\n"))
-    return 0
+    if len(args.files) > 2:
+        raise ValueError(
+            f"compare takes RECS TRUTH (two files), got {len(args.files)}; "
+            "for TREC runs add --trec: QRELS RUN [RUN ...]"
+        )
+    if len(args.files) == 1:
+        _check_truthless(args.metrics)
+    for path in args.files:
+        check_input(path)
+    truth_path = args.files[1] if len(args.files) == 2 else None
+    recs, truth, side = read_inputs(args, "compare", args.files[0], truth_path)
+    options["baseline"] = _baseline(args.baseline, recs, args.system)
+    return compare(
+        recs, truth, args.metrics, system=args.system, user=args.user, item=args.item,
+        rank=args.rank, score=args.score, relevance=args.relevance, by=args.by or None,
+        conventions=preset, **options,
+        **list_inputs(args, side),
+    )  # fmt: skip
 
 
 def _write(result: pl.DataFrame, output: Path, *, digits: int) -> None:

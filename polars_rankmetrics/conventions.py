@@ -91,6 +91,12 @@ CI_METHODS: tuple[CiMethod, ...] = ("t", "bootstrap")
 Direction = Literal["higher", "lower", "none"]
 DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "none")
 
+# rank fusion (analysis/fusion.py), spelt as ranx's fuse(method=..., norm=...) spells them
+FusionMethod = Literal[
+    "rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "bordafuse", "isr", "log_isr"
+]
+FusionNorm = Literal["min-max", "max", "sum", "zmuv", "rank"]
+
 PRESET_NAMES: tuple[Preset, ...] = ("default", "trec")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "denominator": ("min_k", "relevant", "hits", "k"),

@@ -14,7 +14,7 @@ import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, overload
+from typing import Any, Final, Literal, cast, overload
 
 import polars as pl
 
@@ -22,8 +22,9 @@ from polars_rankmetrics import _validation as v
 from polars_rankmetrics._frames import AnyFrame, read, runs_caller
 from polars_rankmetrics._measures._registry import Direction
 from polars_rankmetrics._names import check_column_names
-from polars_rankmetrics._sums import exact_sums
+from polars_rankmetrics.analysis import _fusion
 from polars_rankmetrics.analysis._direction import directions, require
+from polars_rankmetrics.conventions import FusionMethod, FusionNorm
 from polars_rankmetrics.options import ConventionOptions
 
 if sys.version_info >= (3, 11):
@@ -41,46 +42,11 @@ __all__ = [
     "optimize_fusion",
 ]
 
-FusionMethod = Literal[
-    "rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "bordafuse", "isr", "log_isr"
-]
-FusionNorm = Literal["min-max", "max", "sum", "zmuv", "rank"]
-
-METHODS: Final[tuple[FusionMethod, ...]] = (
-    "rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "bordafuse", "isr", "log_isr",
-)  # fmt: skip
+METHODS: Final[tuple[FusionMethod, ...]] = tuple(_fusion.METHODS)
 """The fusion methods, spelt as ranx's ``fuse(method=...)`` spells them."""
 
-NORMS: Final[tuple[FusionNorm, ...]] = ("min-max", "max", "sum", "zmuv", "rank")
+NORMS: Final[tuple[FusionNorm, ...]] = _fusion.NORMS
 """The normalisations (besides ``None``), spelt as ranx's ``fuse(norm=...)`` spells them."""
-
-# the methods that read each run's positions, not its scores: a normalisation keeps the
-# order of a list, so it changes nothing for them (ranx: its norms keep each run's order)
-_BY_POSITION: Final = frozenset({"rrf", "isr", "log_isr", "bordafuse"})
-
-# ranx's floor of every normaliser's denominator: a list whose scores are all equal
-# normalises to 0 (min-max, sum, zmuv) instead of 0 / 0
-_FLOOR: Final = 1e-9
-
-# the columns the plan adds (the reserved prefix: no user column can be one of them)
-_POS, _LEN, _VALUE, _FUSED, _RUNS = (
-    "__prm_pos",
-    "__prm_len",
-    "__prm_value",
-    "__prm_fused",
-    "__prm_runs",
-)
-_WEIGHT, _K, _CANDIDATES, _ROWS = "__prm_weight", "__prm_k", "__prm_candidates", "__prm_rows"
-_TERM, _RETRIEVED, _EVERYONE = "__prm_term", "__prm_retrieved", "__prm_everyone"
-# a list's sum, mean, population deviation and rows (the norms sum and zmuv)
-_LIST_SUM, _LIST_MEAN, _LIST_STD, _LIST_ROWS = (
-    "__prm_list_sum",
-    "__prm_list_mean",
-    "__prm_list_std",
-    "__prm_list_rows",
-)
-
-_RRF_K: Final = 60.0
 
 
 # ---------------------------------------------------------------- the inputs
@@ -243,157 +209,6 @@ def _check_method(method: object, norm: object) -> None:
     v.check_literal(method, METHODS, name="method")
     if norm is not None:
         v.check_literal(norm, NORMS, name="norm")
-
-
-# ---------------------------------------------------------------- the plan
-
-
-def _tie_order(frame: pl.LazyFrame, item: str) -> pl.Expr:
-    return v.tie_key(item, frame.collect_schema()[item])
-
-
-def _position(value: pl.Expr, tie: pl.Expr, group: Sequence[str]) -> pl.Expr:
-    """1..n by ``value`` descending, equal values by the item id descending (trec_eval's rule)."""
-    return pl.struct(value, tie).rank("ordinal", descending=True).over(group).cast(pl.Float64)
-
-
-def _normalised(norm: FusionNorm | None, lists: Sequence[str], score: str) -> pl.Expr:
-    """Each score normalised within its (run, user) list, as ranx's ``norm`` of that name."""
-    s = pl.col(score)
-    if norm is None:
-        return s
-    if norm == "rank":
-        # ranx rank_norm: 1 - (position - 1) / length
-        return 1.0 - (pl.col(_POS) - 1.0) / pl.col(_LEN)
-    low, high = s.min().over(lists), s.max().over(lists)
-    if norm == "min-max":
-        return (s - low) / pl.max_horizontal(high - low, pl.lit(_FLOOR))
-    if norm == "max":
-        return s / pl.max_horizontal(high, pl.lit(_FLOOR))
-    if norm == "sum":
-        spread = pl.col(_LIST_SUM) - low * pl.len().over(lists)
-        return (s - low) / pl.max_horizontal(spread, pl.lit(_FLOOR))
-    # zmuv: zero mean, unit variance (population deviation, numpy's std)
-    return (s - pl.col(_LIST_MEAN)) / pl.max_horizontal(pl.col(_LIST_STD), pl.lit(_FLOOR))
-
-
-def _with_list_sums(
-    frame: pl.LazyFrame, norm: FusionNorm | None, lists: Sequence[str], score: str
-) -> pl.LazyFrame:
-    """The rows with the sums over their list that ``norm`` reads (``sum``, ``zmuv``).
-
-    Exact sums (fixed point), joined back: a float sum over a list's rows would
-    change its last bit with their order, which a lazy input need not keep.
-    """
-    s = pl.col(score)
-    if norm == "sum":
-        return frame.join(exact_sums(frame, lists, {_LIST_SUM: s}), on=lists, how="left")
-    if norm != "zmuv":
-        return frame
-    count = pl.len().alias(_LIST_ROWS)
-    means = exact_sums(frame, lists, {_LIST_MEAN: s}, also=[count])
-    centred = frame.join(
-        means.select(*lists, pl.col(_LIST_MEAN) / pl.col(_LIST_ROWS)), on=lists, how="left"
-    )
-    squares = exact_sums(centred, lists, {_LIST_STD: (s - pl.col(_LIST_MEAN)) ** 2}, also=[count])
-    deviation = (pl.col(_LIST_STD) / pl.col(_LIST_ROWS)).sqrt()
-    return centred.join(squares.select(*lists, deviation), on=lists, how="left")
-
-
-def _contributions(
-    long: pl.LazyFrame, *, method: FusionMethod, norm: FusionNorm | None, run: str,
-    groups: Sequence[str], item: str, score: str,
-) -> pl.LazyFrame:  # fmt: skip
-    """Per row: the normalised score (``_VALUE``), and what the methods by position read."""
-    lists = [run, *groups]
-    by_position = method in _BY_POSITION
-    frame = long
-    if by_position or norm == "rank":
-        tie = _tie_order(long, item)
-        frame = frame.with_columns(
-            _position(pl.col(score), tie, lists).alias(_POS), pl.len().over(lists).alias(_LEN)
-        )
-    if method == "bordafuse":
-        frame = frame.with_columns(
-            pl.col(run).n_unique().alias(_RUNS),
-            pl.col(item).n_unique().over(groups).alias(_CANDIDATES),
-            pl.len().over(groups).alias(_ROWS),
-        )
-    if not by_position:
-        frame = _with_list_sums(frame, norm, lists, score)
-        frame = frame.with_columns(_normalised(norm, lists, score).alias(_VALUE))
-    return frame
-
-
-def _summed(method: FusionMethod) -> pl.Expr | None:
-    """The row's term that ``method`` adds up over a (user, item)'s runs (``None``: no sum)."""
-    position = pl.col(_POS)
-    if method in ("sum", "mnz", "anz"):
-        return pl.col(_VALUE)
-    if method == "wsum":
-        return pl.col(_WEIGHT) * pl.col(_VALUE)
-    if method == "rrf":
-        return 1.0 / (pl.col(_K) + position)
-    if method in ("isr", "log_isr"):
-        return 1.0 / position**2
-    if method == "bordafuse":
-        # a run gives c - p + 1 points at position p of c candidates, and (c - n + 1) / 2
-        # to each candidate missing from its list of n; summed over the runs as: every
-        # run's share for the missing (R (c + 1) / 2 - rows / 2, added per user after)
-        # plus, where a run lists the item, its points less that share
-        candidates = pl.col(_CANDIDATES)
-        return (candidates - position + 1.0) - (candidates - pl.col(_LEN) + 1.0) / 2.0
-    return None
-
-
-def _combined(method: FusionMethod) -> tuple[pl.Expr | None, list[pl.Expr], pl.Expr]:
-    """How one (user, item)'s rows give its fused score.
-
-    The row term summed (:func:`_summed`; ``None``: no sum), the other
-    aggregations of the rows, and the fused score from both: ``_TERM`` holds
-    the sum, which is exact (the rows come from several runs, met in no fixed
-    order), so the fused score, and the order of near ties, is the same from
-    call to call.
-    """
-    term = _summed(method)
-    total = pl.col(_TERM)
-    value = pl.col(_VALUE)
-    retrieved = pl.col(_RETRIEVED).cast(pl.Float64)
-    counted = [pl.len().alias(_RETRIEVED)]
-    if method in ("sum", "wsum", "rrf"):
-        return term, [], total
-    if method in ("mnz", "isr"):
-        return term, counted, total * retrieved
-    if method == "anz":
-        return term, counted, total / retrieved
-    if method in ("max", "min", "med"):
-        picked = {"max": value.max(), "min": value.min(), "med": value.median()}[method]
-        return None, [picked.alias(_TERM)], total
-    if method == "log_isr":
-        return term, counted, total * retrieved.log()
-    # bordafuse: every run's share for the candidates it misses, R (c + 1) / 2 - rows / 2,
-    # added per user after the runs' points
-    everyone = (
-        pl.col(_RUNS).first() * (pl.col(_CANDIDATES).first() + 1.0) / 2.0
-        - pl.col(_ROWS).first() / 2.0
-    )
-    return term, [everyone.alias(_EVERYONE)], total + pl.col(_EVERYONE)
-
-
-def _fused(
-    frame: pl.LazyFrame, *, method: FusionMethod, groups: Sequence[str], item: str,
-    score: str, tie: pl.Expr,
-) -> pl.LazyFrame:  # fmt: skip
-    """One row per (groups..., item): the fused ``score`` and its ``rank`` (1 = top)."""
-    term, others, combined = _combined(method)
-    keys = [*groups, item]
-    fused = exact_sums(frame, keys, {} if term is None else {_TERM: term}, also=others)
-    rank = pl.struct(pl.col(_FUSED), tie).rank("ordinal", descending=True).over(groups)
-    return (
-        fused.with_columns(combined.alias(_FUSED))
-        .select(*keys, pl.col(_FUSED).alias(score), rank.cast(pl.UInt32).alias("rank"))
-        .sort([*groups, "rank"])
-    )
 
 
 # ---------------------------------------------------------------- fuse
@@ -563,34 +378,43 @@ def fuse(
     >>> prm.fuse(runs, method="sum", norm="min-max").get_column("score").to_list()
     [1.5, 1.0, 0.0, 0.0]
     """
-    _check_method(method, norm)
+    recipe = _recipe(method, norm, weights=weights, k=k)
     groups = [*_as_list(by), user]
-    if method == "wsum":
-        if weights is None:
-            raise ValueError("method='wsum' needs weights= (run name -> weight)")
-    elif weights is not None:
-        raise ValueError(f"weights= is read by method='wsum' only, not by method={method!r}")
-    if k is not None and method != "rrf":
-        raise ValueError(f"k= is read by method='rrf' only, not by method={method!r}")
-    k_value = _RRF_K if k is None else _check_k(k)
     polars_runs, call = runs_caller(runs, name="runs")
     given = _read_runs(polars_runs, run=run, keys=groups, item=item, score=score)
-    frame = _contributions(
-        given.frame, method=method, norm=norm, run=run, groups=groups, item=item, score=score
+    frame = _fusion.contributions(
+        given.frame, method=recipe, norm=norm, run=run, groups=groups, item=item, score=score
     )
     checked = [(given.frame, given.checks)]
     if weights is not None:
         frame = frame.with_columns(
-            _weight_column(run, _weights_table(weights, given.names)).alias(_WEIGHT)
+            _weight_column(run, _weights_table(weights, given.names)).alias(_fusion.WEIGHT)
         )
         checked.append((frame, [_weight_check(run, groups, item)]))
-    if method == "rrf":
-        frame = frame.with_columns(pl.lit(k_value).alias(_K))
-    result = _fused(
-        frame, method=method, groups=groups, item=item, score=score,
-        tie=_tie_order(given.frame, item),
+    if recipe.parameter == "k":
+        frame = frame.with_columns(
+            pl.lit(_fusion.RRF_K if k is None else _check_k(k)).alias(_fusion.K)
+        )
+    result = _fusion.fused(
+        frame, method=recipe, groups=groups, item=item, score=score,
+        tie=_fusion.tie_order(given.frame, item),
     )  # fmt: skip
     return call.back(v.guard(result, checked))
+
+
+def _recipe(method: object, norm: object, *, weights: object, k: object) -> _fusion.Method:
+    """The method's record; the name, the norm and the parameters it reads (only those) checked."""
+    _check_method(method, norm)
+    recipe = _fusion.METHODS[cast("FusionMethod", method)]
+    for parameter, value in (("weights", weights), ("k", k)):
+        if value is not None and recipe.parameter != parameter:
+            reader = next(r.name for r in _fusion.METHODS.values() if r.parameter == parameter)
+            raise ValueError(
+                f"{parameter}= is read by method={reader!r} only, not by method={method!r}"
+            )
+    if recipe.parameter == "weights" and weights is None:
+        raise ValueError(f"method={method!r} needs weights= (run name -> weight)")
+    return recipe
 
 
 def _as_list(columns: str | Sequence[str] | None) -> list[str]:
@@ -615,7 +439,7 @@ def _weight_column(run: str, weight_of: Mapping[Any, float]) -> pl.Expr:
 
 
 def _weight_check(run: str, groups: Sequence[str], item: str) -> v.DataCheck:
-    missing = pl.col(_WEIGHT).is_null()
+    missing = pl.col(_fusion.WEIGHT).is_null()
     return v.DataCheck(
         bad=missing,
         message="weights gives no weight to the run of {n} row(s): give every run a weight",
@@ -797,8 +621,9 @@ def optimize_fusion(
     key = next(
         name for name in ("grid", "grid_point", "grid_key") if name not in (user, item, score)
     )
-    frame = _contributions(
-        given.frame, method=method, norm=norm, run=run, groups=[user], item=item, score=score
+    recipe = _fusion.METHODS[method]
+    frame = _fusion.contributions(
+        given.frame, method=recipe, norm=norm, run=run, groups=[user], item=item, score=score
     )
     if method == "wsum":
         points = _simplex(len(names), _number(step, what="step")) if grid is None else grid
@@ -809,9 +634,9 @@ def optimize_fusion(
         settings, expanded = _k_grid(frame, grid, key=key)
     if not settings.height:
         raise ValueError("grid is empty: give at least one setting")
-    fused = _fused(
-        expanded, method=method, groups=[key, user], item=item, score=score,
-        tie=_tie_order(given.frame, item),
+    fused = _fusion.fused(
+        expanded, method=recipe, groups=[key, user], item=item, score=score,
+        tie=_fusion.tie_order(given.frame, item),
     )  # fmt: skip
     guarded = v.guard(fused, [(given.frame, given.checks)])
     scores = evaluate(
@@ -849,7 +674,7 @@ def _weights_grid(
     """``wsum``'s grid: each point's weights, and the contributions weighted per point."""
     table = [_weights_table(point, names) for point in points]
     rows = [
-        {run: name, key: index, _WEIGHT: point.get(name)}
+        {run: name, key: index, _fusion.WEIGHT: point.get(name)}
         for index, point in enumerate(table)
         for name in names
     ]
@@ -857,7 +682,9 @@ def _weights_grid(
         {key: range(len(table)), "weights": [[p.get(n) for n in names] for p in table]},
         schema={key: pl.UInt32, "weights": pl.List(pl.Float64)},
     )
-    parameters = pl.DataFrame(rows, schema={run: run_dtype, key: pl.UInt32, _WEIGHT: pl.Float64})
+    parameters = pl.DataFrame(
+        rows, schema={run: run_dtype, key: pl.UInt32, _fusion.WEIGHT: pl.Float64}
+    )
     return settings, frame.join(parameters.lazy(), on=run, how="inner")
 
 
@@ -870,7 +697,7 @@ def _k_grid(
     settings = pl.DataFrame(
         {key: range(len(ks)), "k": ks}, schema={key: pl.UInt32, "k": pl.Float64}
     )
-    return settings, frame.join(settings.lazy().rename({"k": _K}), how="cross")
+    return settings, frame.join(settings.lazy().rename({"k": _fusion.K}), how="cross")
 
 
 def _best_row(table: pl.DataFrame, label: str, better: float) -> dict[str, Any]:

@@ -645,3 +645,17 @@ def test_optimize_fusion_takes_weights_grid_in_the_runs_order() -> None:
     rrf = prm.optimize_fusion(_two_runs(), truth, method="rrf", metric="mrr", grid=[1, 2.5])
     assert rrf.grid.get_column("k").to_list() == [1.0, 2.5]
     assert rrf.best["k"] in (1, 2.5)
+
+
+def test_each_method_is_one_record() -> None:
+    """The methods fuse accepts are the records of the engine, in the Literal's order."""
+    from typing import get_args  # noqa: PLC0415 - this test only
+
+    from polars_rankmetrics.analysis import _fusion  # noqa: PLC0415 - this test only
+    from polars_rankmetrics.conventions import FusionMethod  # noqa: PLC0415 - this test only
+
+    assert tuple(_fusion.METHODS) == get_args(FusionMethod) == METHODS
+    readers = {name: record.parameter for name, record in _fusion.METHODS.items()}
+    assert readers["wsum"] == "weights"
+    assert readers["rrf"] == "k"
+    assert {parameter for parameter in readers.values() if parameter} == {"weights", "k"}

@@ -40,6 +40,7 @@ from polars_rankmetrics.analysis import (
     trec_fair_score,
     users_needed,
 )
+from polars_rankmetrics.batches import Evaluator
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
 from polars_rankmetrics.evaluate import (
@@ -52,6 +53,7 @@ from polars_rankmetrics.evaluate import (
     parse_metrics,
     per_user_parts,
 )
+from polars_rankmetrics.matrix import top_k
 from polars_rankmetrics.measures import Measure, Sum, register_measure, unregister_measure
 from polars_rankmetrics.metrics import (
     average_precision,
@@ -82,6 +84,7 @@ __all__ = [
     "ConventionOptions",
     "Conventions",
     "EvaluateOptions",
+    "Evaluator",
     "FriedmanResult",
     "FusionOptimum",
     "IdOverlap",
@@ -138,6 +141,7 @@ __all__ = [
     "sampled_metrics",
     "seeds_interval",
     "similarity",
+    "top_k",
     "trec_fair_score",
     "unregister_measure",
     "users_needed",

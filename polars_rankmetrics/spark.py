@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import polars as pl
 
@@ -65,6 +65,7 @@ from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
 from polars_rankmetrics._pipeline.aggregate import FINISH, Totals
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
+from polars_rankmetrics._pipeline.population import with_every_group
 from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
 from polars_rankmetrics._pipeline.rank_cut import with_positions
 from polars_rankmetrics.conventions import (
@@ -1166,57 +1167,14 @@ def _with_every_group(
 ) -> tuple[pl.DataFrame, Any]:
     """Recs with one placeholder row for each global group missing from this bucket.
 
-    The pipeline takes a model's groups from its recommendations; a model that
-    recommended nothing to this bucket's users must still be judged on them (they
-    score 0). A row for a placeholder user, who is in neither frame, makes the
-    pipeline judge them; the placeholder's own row is removed from the result.
+    :func:`polars_rankmetrics._pipeline.population.with_every_group`: a model
+    that recommended nothing to this bucket's users is still judged on them.
     """
-    if plan.groups is None or truth is None or truth.height == 0:
-        return recs, None
-    keys = list(plan.groups.columns)
-    missing = plan.groups.join(recs.select(keys).unique(), on=keys, how="anti", nulls_equal=True)
-    if missing.height == 0:
-        return recs, None
-    placeholder = _unused_id(recs.get_column(plan.user), truth.get_column(plan.user))
-    item_dtype = recs.schema[plan.item]
-    # any item will do (the placeholder user has no truth), but one the catalog has
-    any_item: Any = "" if item_dtype == pl.String else 1
+    any_item = None
     if plan.catalog is not None and plan.catalog.height:
         any_item = plan.catalog.item(0, plan.item)
-    rows = missing.with_columns(
-        pl.lit(placeholder).cast(recs.schema[plan.user]).alias(plan.user),
-        pl.lit(any_item).cast(item_dtype).alias(plan.item),
-        pl.lit(1).cast(recs.schema[plan.position]).alias(plan.position),
-    )
-    return pl.concat([recs, rows.select(recs.columns)], how="vertical_relaxed"), placeholder
-
-
-def _unused_id(recs_users: pl.Series, truth_users: pl.Series) -> int | str:
-    """An id of the user column's type that no user of this bucket has."""
-    dtype = recs_users.dtype
-    columns = (recs_users, truth_users)
-    if dtype.is_integer() and truth_users.dtype.is_integer():
-        bounds = [
-            int(cast("int", value))
-            for users in columns
-            for value in (users.min(), users.max())
-            if value is not None
-        ]
-        if not bounds:
-            return 0
-        integer = cast("Any", dtype)  # an integer dtype knows its range
-        top, bottom = pl.select(integer.max().alias("top"), integer.min().alias("bottom")).row(0)
-        if max(bounds) < top:
-            return max(bounds) + 1
-        if min(bounds) > bottom:
-            return min(bounds) - 1
-    elif dtype == pl.String and truth_users.dtype == pl.String:
-        tops = [str(users.max()) for users in columns if users.drop_nulls().len()]
-        # a string with the largest one as its prefix sorts after it: nobody has it
-        return f"{max(tops)}\x00" if tops else ""
-    raise TypeError(
-        f"recs column {recs_users.name!r} (user) has dtype {dtype}: evaluating models side "
-        "by side on Spark needs integer or string user ids"
+    return with_every_group(
+        recs, truth, plan.groups, roles=(plan.user, plan.item, plan.position), any_item=any_item
     )
 
 

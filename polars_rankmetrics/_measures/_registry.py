@@ -223,11 +223,23 @@ class Partial:
 
     ``fill``: the value of a user without any hit row (0 for sums and counts,
     ``None`` for a minimum or other statistic that has no value then).
+    ``summed``: ``expr`` is a row's term (null: not summed), and the partial
+    its exact sum over the list's rows (:func:`polars_rankmetrics._sums.exact_sums`),
+    the same whatever order the rows come in (a join's, a batch's, another
+    run's); otherwise ``expr`` is an aggregation (a count, a first value, a
+    sum of terms put in position order first with ``sort_by``). Made by
+    :meth:`sum_of`.
     """
 
     name: str
     expr: pl.Expr
     fill: float | None = 0
+    summed: bool = False
+
+    @classmethod
+    def sum_of(cls, name: str, term: pl.Expr, where: pl.Expr) -> Partial:
+        """The exact sum of ``term`` over the rows where ``where`` holds (0 without)."""
+        return cls(name, pl.when(where).then(term), summed=True)
 
 
 @dataclass(frozen=True)

@@ -318,9 +318,10 @@ def _float(name: str, value: object) -> pl.Expr:
 def _partials(written: _Written, rows: Rows) -> Callable[[Context], list[Partial]]:
     def partials(ctx: Context) -> list[Partial]:
         return [
-            Partial(
+            Partial.sum_of(
                 _sum_column(ctx, written.name, name),
-                written.term(Row(rows, ctx, _Reads()), sum_).filter(ctx.within()).sum(),
+                written.term(Row(rows, ctx, _Reads()), sum_),
+                ctx.within(),
             )
             for name, sum_ in written.sums.items()
             if sum_.rows == rows

@@ -62,15 +62,16 @@ from polars_rankmetrics._measures.precision import hit_count, hit_count_state
 
 def _partials(ctx: Context) -> list[Partial]:
     if ctx.tie_average:
-        return [*hit_count(ctx), Partial(ctx.name("ap"), _expected_precision_sum(ctx))]
+        expected = _expected_precision_term(ctx)
+        relevant = pl.col(RELEVANT) & ctx.within()
+        return [*hit_count(ctx), Partial.sum_of(ctx.name("ap"), expected, relevant)]
     # the j-th relevant hit (in rank order) at position i contributes P@i = j / i
     term = formula.precision_at_hit(pl.col(HIT_INDEX), pl.col(ctx.rank))
-    precision_sum = term.filter(ctx.hits()).sum()
-    return [*hit_count(ctx), Partial(ctx.name("ap"), precision_sum)]
+    return [*hit_count(ctx), Partial.sum_of(ctx.name("ap"), term, ctx.hits())]
 
 
-def _expected_precision_sum(ctx: Context) -> pl.Expr:
-    """``ties="average"``: the expected sum of P@p over the relevant positions p <= k.
+def _expected_precision_term(ctx: Context) -> pl.Expr:
+    """``ties="average"``: a relevant row's term of the expected sum of P@p over positions p <= k.
 
     A tie group fills positions a..a+n-1 and holds r relevant items, R of them
     before it. Position p of the group is relevant with chance r/n and, given
@@ -96,7 +97,7 @@ def _expected_precision_sum(ctx: Context) -> pl.Expr:
     before = pl.col(HIT_INDEX).cast(pl.Float64) - (r + 1.0) / 2.0
     spread = pl.when(nf > 1).then((r - 1.0) / (nf - 1.0)).otherwise(0.0)
     total = (1.0 + before) * harmonic + spread * (count - a.cast(pl.Float64) * harmonic)
-    return (total / nf).filter(pl.col(RELEVANT) & ctx.within()).sum()
+    return total / nf
 
 
 def _finals(ctx: Context) -> Mapping[str, pl.Expr]:

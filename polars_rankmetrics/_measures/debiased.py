@@ -167,7 +167,7 @@ def _scale(ctx: Context, *, normalised: bool) -> pl.Expr:
 
 
 def _ips_hits(ctx: Context) -> list[Partial]:
-    return [Partial(ctx.name("ips_hits"), weight(ctx).filter(ctx.hits()).sum())]
+    return [Partial.sum_of(ctx.name("ips_hits"), weight(ctx), ctx.hits())]
 
 
 def _ips_first(ctx: Context) -> list[Partial]:
@@ -179,7 +179,7 @@ def _ips_first(ctx: Context) -> list[Partial]:
 def _ips_dcg(ctx: Context) -> list[Partial]:
     gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
     terms = weight(ctx) * gain / formula.discount(pl.col(ctx.rank))
-    return [Partial(ctx.name("ips_dcg"), terms.filter(ctx.within()).sum())]
+    return [Partial.sum_of(ctx.name("ips_dcg"), terms, ctx.within())]
 
 
 def _ips_ap(ctx: Context) -> list[Partial]:

@@ -41,10 +41,10 @@ def _dcg_partial(ctx: Context) -> list[Partial]:
     gain = formula.gain(pl.col(GRADE), ctx.conventions.gain)
     if ctx.tie_average:
         # McSherry & Najork 2008: a tied item's expected discount is its group's mean one
-        expected = (gain * ctx.mean_discount()).filter(ctx.within()).sum()
-        return [Partial(ctx.name("dcg"), expected)]
+        expected = gain * ctx.mean_discount()
+        return [Partial.sum_of(ctx.name("dcg"), expected, ctx.within())]
     terms = gain / formula.discount(pl.col(ctx.rank))
-    return [Partial(ctx.name("dcg"), terms.filter(ctx.within()).sum())]
+    return [Partial.sum_of(ctx.name("dcg"), terms, ctx.within())]
 
 
 def _ndcg(ctx: Context) -> Mapping[str, pl.Expr]:

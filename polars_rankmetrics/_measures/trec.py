@@ -205,7 +205,7 @@ def _geometric_mean(of: Measure, *, name: str, label: str) -> Measure:
 
 def _sum_over_hits(ctx: Context, part: str, term: pl.Expr) -> list[Partial]:
     """One partial: ``term`` summed over the user's relevant items within the cutoff."""
-    return [Partial(ctx.name(part), term.filter(ctx.hits()).sum())]
+    return [Partial.sum_of(ctx.name(part), term, ctx.hits())]
 
 
 def _per_relevant(ctx: Context, name: str) -> Mapping[str, pl.Expr]:
@@ -410,7 +410,7 @@ def _resid_partials(ctx: Context) -> list[Partial]:
     judged = (pl.col(GRADE) >= 0) & ctx.within()
     weight = rbp_weight(p, pl.col(ctx.rank))
     return [
-        Partial(ctx.name("judged_weight"), weight.filter(judged).sum()),
+        Partial.sum_of(ctx.name("judged_weight"), weight, judged),
         Partial(ctx.name("judged_count"), judged.sum()),
     ]
 

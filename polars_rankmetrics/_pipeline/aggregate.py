@@ -33,6 +33,8 @@ __all__ = [
     "aggregate_lf",
     "aggregation_part",
     "check_parts",
+    "decided_by_the_whole_truth",
+    "of_all_lists",
     "per_user_values",
 ]
 
@@ -179,6 +181,32 @@ def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
         parts = {suffix: pl.col(part_column(spec.label, suffix)) for suffix in measure.suffixes}
         values.append(measure.value(parts).alias(spec.label))
     return values
+
+
+def of_all_lists(specs: Sequence[MetricSpec]) -> list[str]:
+    """The labels of the metrics that are one number of all the lists together.
+
+    Aggregation ``"group"`` (coverage, Gini, personalization): no user's parts
+    hold them, so they cannot be combined from parts computed apart.
+    """
+    return [spec.label for spec in specs if registry.lookup(spec.name).aggregation == "group"]
+
+
+def decided_by_the_whole_truth(specs: Sequence[MetricSpec]) -> dict[str, list[str]]:
+    """Each metric with parameters that the whole truth decides when not given, and their names.
+
+    :attr:`Param.from_truth` (ERR's ``max_grade``, the largest grade): a plan
+    that sees part of the truth at a time cannot decide them alone.
+    """
+    decided = {
+        spec.label: [
+            param.name
+            for param in registry.lookup(spec.name).params
+            if param.from_truth is not None and dict(spec.params).get(param.name) is None
+        ]
+        for spec in specs
+    }
+    return {label: names for label, names in decided.items() if names}
 
 
 def aggregate_lf(parts: pl.LazyFrame, specs: Sequence[MetricSpec], by: list[str]) -> pl.LazyFrame:

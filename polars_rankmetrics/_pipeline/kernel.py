@@ -191,9 +191,10 @@ def _join_partials(
         }
         if not partials:
             continue
-        stats = table.group_by(spec.list_keys).agg(
-            partial.expr.alias(name) for name, partial in partials.items()
-        )
+        # float sums of row terms exactly (the same in any row order), the rest as aggregations
+        terms = {name: p.expr for name, p in partials.items() if p.summed}
+        other = [p.expr.alias(name) for name, p in partials.items() if not p.summed]
+        stats = exact_sums(table, spec.list_keys, terms, also=other)
         fills = [
             pl.col(name).fill_null(partial.fill)
             for name, partial in partials.items()

@@ -8,6 +8,7 @@ only the recommendations have (a model) shares the truth of the others.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 import polars as pl
 
@@ -32,6 +33,75 @@ def expand_over_groups(
     if shared_by:
         return truth.join(groups, on=list(shared_by), how="inner")
     return truth.join(groups, how="cross")
+
+
+def with_every_group(
+    recs: pl.DataFrame,
+    truth: pl.DataFrame | None,
+    groups: pl.DataFrame | None,
+    *,
+    roles: tuple[str, str, str],
+    any_item: object = None,
+) -> tuple[pl.DataFrame, int | str | None]:
+    """Recs with one placeholder row for each group of ``groups`` missing from them.
+
+    The pipeline takes a model's groups from its recommendations
+    (:func:`expand_over_groups`); a model that recommended nothing to these
+    users (a Spark bucket's, a batch's) must still be judged on them (they
+    score 0 or are left out, as ``users_without_recs`` says). A row for a
+    placeholder user, who is in neither frame, makes the pipeline judge them;
+    the placeholder (returned beside, ``None`` without one) is for the caller
+    to remove from the result. ``roles``: the (user, item, position) columns;
+    ``any_item``: the placeholder's item (the placeholder has no truth, so any
+    item will do; one of the catalog keeps the catalog checks quiet).
+    """
+    if groups is None or truth is None or truth.height == 0:
+        return recs, None
+    user, item, position = roles
+    keys = list(groups.columns)
+    missing = groups.join(recs.select(keys).unique(), on=keys, how="anti", nulls_equal=True)
+    if missing.height == 0:
+        return recs, None
+    placeholder = unused_id(recs.get_column(user), truth.get_column(user))
+    item_dtype = recs.schema[item]
+    if any_item is None:
+        any_item = "" if item_dtype == pl.String else 1
+    rows = missing.with_columns(
+        pl.lit(placeholder).cast(recs.schema[user]).alias(user),
+        pl.lit(any_item).cast(item_dtype).alias(item),
+        pl.lit(1).cast(recs.schema[position]).alias(position),
+    )
+    # the recs' other columns (none a role) are null on the placeholder's rows
+    return pl.concat([recs, rows], how="diagonal_relaxed").select(recs.columns), placeholder
+
+
+def unused_id(recs_users: pl.Series, truth_users: pl.Series) -> int | str:
+    """An id of the user column's type that no user of either frame has."""
+    dtype = recs_users.dtype
+    columns = (recs_users, truth_users)
+    if dtype.is_integer() and truth_users.dtype.is_integer():
+        bounds = [
+            int(cast("int", value))
+            for users in columns
+            for value in (users.min(), users.max())
+            if value is not None
+        ]
+        if not bounds:
+            return 0
+        integer = cast("Any", dtype)  # an integer dtype knows its range
+        top, bottom = pl.select(integer.max().alias("top"), integer.min().alias("bottom")).row(0)
+        if max(bounds) < top:
+            return max(bounds) + 1
+        if min(bounds) > bottom:
+            return min(bounds) - 1
+    elif dtype == pl.String and truth_users.dtype == pl.String:
+        tops = [str(users.max()) for users in columns if users.drop_nulls().len()]
+        # a string with the largest one as its prefix sorts after it: nobody has it
+        return f"{max(tops)}\x00" if tops else ""
+    raise TypeError(
+        f"recs column {recs_users.name!r} (user) has dtype {dtype}: evaluating models side "
+        "by side in parts (Spark buckets, batches) needs integer or string user ids"
+    )
 
 
 def judged_users(

@@ -22,6 +22,7 @@ from polars_rankmetrics._measures._registry import (
 )
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import Request, TruthSpec
+from polars_rankmetrics._sums import exact_sums
 from polars_rankmetrics.conventions import Conventions
 
 
@@ -111,10 +112,12 @@ def _ideal_name(k: int | None) -> str:
 
 
 def _ranked_ideal(k: int | None, conv: Conventions) -> pl.Expr:
-    """Ideal DCG@k from each truth item's position in its user's ideal list."""
-    shown = pl.lit(value=True) if k is None else pl.col(IDEAL_RANK) <= k
-    terms = formula.gain(pl.col(GRADE), conv.gain) / formula.discount(pl.col(IDEAL_RANK))
-    return terms.filter(shown).sum().alias(_ideal_name(k))
+    """A truth row's term of the ideal DCG@k, from its position in its user's ideal list.
+
+    Null past k; the plan sums the terms exactly (the same in any row order).
+    """
+    term = formula.gain(pl.col(GRADE), conv.gain) / formula.discount(pl.col(IDEAL_RANK))
+    return term if k is None else pl.when(pl.col(IDEAL_RANK) <= k).then(term)
 
 
 def _grade_counts(levels: Sequence[float], truth_spec: TruthSpec) -> list[pl.Expr]:
@@ -163,14 +166,15 @@ def truth_statistics(
         by_gain = formula.gain(pl.col(GRADE), conv.gain).rank("ordinal", descending=True)
         relevant_truth = relevant_truth.with_columns(by_gain.over(user_keys).alias(IDEAL_RANK))
     statistics = [_n_relevant(truth_spec)]
+    ideal_terms = {}
     if top_gain:
         # RecTools' NDCG: the ideal list is k items of the user's highest gain
         statistics.append(formula.gain(pl.col(GRADE), conv.gain).max().alias(_TOP_GAIN))
     elif ideal_ranks:
-        statistics += [_ranked_ideal(k, conv) for k in ideal_cutoffs]
+        ideal_terms = {_ideal_name(k): _ranked_ideal(k, conv) for k in ideal_cutoffs}
     elif ideal_cutoffs and levels is not None:
         statistics += _grade_counts(levels, truth_spec)
-    truth_stats = relevant_truth.group_by(user_keys).agg(statistics)
+    truth_stats = exact_sums(relevant_truth, user_keys, ideal_terms, also=statistics)
     if top_gain:
         truth_stats = truth_stats.with_columns(
             (pl.col(_TOP_GAIN) * formula.discount_sum(k)).alias(_ideal_name(k))

@@ -1,0 +1,435 @@
+"""``Evaluator``: metrics accumulated batch by batch, equal to one ``evaluate`` of them all.
+
+A batch holds whole users: all their recommendations and all their truth.
+Each user's parts (:func:`polars_rankmetrics.per_user_parts`) depend on that
+user's rows alone, so the parts of every batch, put together, are exactly the
+parts of one call on all the rows; :meth:`Evaluator.compute` combines them as
+``evaluate`` does (:func:`polars_rankmetrics.aggregate`, sums in fixed point,
+the same in any order), which is ``evaluate``'s number to the last bit.
+
+What the state holds: one row of parts per user counted, and each user's id
+with the batch that brought it (a user in two batches would be two half users:
+refused). The measures whose value is one number of all the lists together
+(``coverage``, ``gini``, ``exposure_gini``, ``personalization``: aggregation
+``"group"``) are refused by name: a user's parts do not hold them. Frames
+among the options (``interactions``, ``items``) are read once, when the
+evaluator is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import polars as pl
+
+from polars_rankmetrics._frames import AnyFrame, collected, read
+from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._pipeline.aggregate import (
+    aggregate_lf,
+    decided_by_the_whole_truth,
+    of_all_lists,
+    per_user_values,
+)
+from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
+from polars_rankmetrics._pipeline.population import with_every_group
+from polars_rankmetrics._version import package_version
+from polars_rankmetrics.conventions import Conventions
+from polars_rankmetrics.evaluate import per_user_parts
+from polars_rankmetrics.options import FRAME_OPTIONS, EvaluateOptions, Unpack
+from polars_rankmetrics.options import read as read_options
+
+__all__ = ["Evaluator"]
+
+_BATCH = f"{PREFIX}batch"  # a column of the state: the batch that brought the row
+_FORMAT = 1
+_CONVENTIONS = "Conventions"  # the key of a Conventions object described in the settings
+
+
+class Evaluator:
+    """Accumulate metrics over batches of whole users; ``compute()`` equals ``evaluate`` on all.
+
+    Parameters
+    ----------
+    metrics
+        Metric strings, as for :func:`polars_rankmetrics.evaluate`. Those whose
+        value is one number of all the lists together (aggregation ``"group"``:
+        ``coverage@k``, ``gini@k``, ``exposure_gini@k``, ``personalization@k``)
+        are refused by name.
+    **options
+        :func:`polars_rankmetrics.evaluate`'s keywords, the same for every batch.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import Evaluator, evaluate
+    >>> recs = pl.DataFrame({"user": [1, 1, 2, 2, 3], "item": ["a", "b", "a", "c", "b"],
+    ...                      "rank": [1, 2, 1, 2, 1]})
+    >>> truth = pl.DataFrame({"user": [1, 2, 3], "item": ["b", "a", "c"]})
+    >>> ev = Evaluator(["mrr", "ndcg@2"])
+    >>> for users in ([1, 2], [3]):
+    ...     ev.update(recs.filter(pl.col("user").is_in(users)),
+    ...               truth.filter(pl.col("user").is_in(users)))
+    >>> ev.compute()
+    shape: (1, 2)
+    ┌─────┬──────────┐
+    │ mrr ┆ ndcg@2   │
+    │ --- ┆ ---      │
+    │ f64 ┆ f64      │
+    ╞═════╪══════════╡
+    │ 0.5 ┆ 0.543643 │
+    └─────┴──────────┘
+    >>> ev.compute().equals(evaluate(recs, truth, ["mrr", "ndcg@2"]))
+    True
+    """
+
+    def __init__(self, metrics: str | Sequence[str], **options: Unpack[EvaluateOptions]) -> None:
+        self._specs = metric_specs(metrics)
+        _refuse_group_measures(self._specs)
+        given = read_options(options, function="Evaluator")
+        if given.get("relevance") is not None:
+            _refuse_undecided(self._specs)
+        self._frames = {
+            name: collected(read(given[name], name=name))  # type: ignore[literal-required]
+            for name in FRAME_OPTIONS
+            if given.get(name) is not None
+        }
+        self._settings = {n: v for n, v in given.items() if n not in FRAME_OPTIONS}
+        self._options = cast("EvaluateOptions", {**options, **self._frames})
+        self._state = _State()
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric labels, in the order given."""
+        return [spec.label for spec in self._specs]
+
+    @property
+    def batches(self) -> int:
+        """How many batches were added (merged evaluators' included)."""
+        return self._state.batches
+
+    def update(self, recs: AnyFrame, truth: AnyFrame | None) -> None:
+        """Add one batch: every row of its users, in the recommendations and in the truth.
+
+        Any frame kind, as :func:`polars_rankmetrics.evaluate` takes. A user
+        (within its ``by`` groups shared with the truth) already added in an
+        earlier batch is refused with its id and both batch numbers.
+        """
+        recs_frame = collected(read(recs, name="recs"))
+        truth_frame = None if truth is None else collected(read(truth, name="truth"))
+        batch = self._state.batches + 1
+        keys = _user_keys(recs_frame, truth_frame, self._key_columns(truth_frame))
+        self._state.refuse_seen(_numbered(keys, batch))
+        parts = self._parts_of(recs_frame, truth_frame, batch)
+        groups = self._recs_only_groups(recs_frame, truth_frame)
+        self._state.add(parts, _numbered(keys, batch), groups, recs_frame.clear())
+
+    def compute(self, *, per_user: bool = False) -> pl.DataFrame:
+        """``evaluate(all recs, all truth, metrics, per_user=per_user, **options)``, exactly."""
+        if not self._state.parts:
+            raise ValueError("the Evaluator has no batch yet: update() it with a batch first")
+        parts = pl.concat([*self._state.parts, *self._without_recs()], how="vertical_relaxed")
+        keys = [name for name in parts.columns if not _is_part(name, self._specs)]
+        if per_user:
+            return parts.lazy().select(*keys, *per_user_values(self._specs)).sort(keys).collect()
+        return aggregate_lf(parts.lazy(), self._specs, _as_list(self._settings["by"])).collect()
+
+    def merge(self, other: Evaluator) -> Evaluator:
+        """Add another evaluator's batches (a data-parallel worker's); ``other`` is not changed.
+
+        Both must evaluate the same metrics with the same options; a user in
+        both is refused. Returns this evaluator.
+        """
+        if not isinstance(other, Evaluator):
+            raise TypeError(f"merge takes another Evaluator; got {type(other).__name__}")
+        _refuse_different(self._describe(), other._describe())
+        self._state.merge(other._state)
+        return self
+
+    def save(self, path: str | Path) -> None:
+        """Write the state to the new folder ``path`` (Arrow IPC files and its settings).
+
+        The frames among the options are not written: :meth:`load` takes them
+        again and checks they are the same. An existing ``path`` is refused.
+        """
+        folder = Path(path)
+        if folder.exists():
+            raise FileExistsError(
+                f"{folder} exists: save() writes a new folder, overwriting nothing"
+            )
+        folder.mkdir(parents=True)
+        self._state.write(folder)
+        settings = {
+            **self._describe(),
+            "batches": self._state.batches,
+            "version": package_version(),
+        }
+        (folder / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path, **frames: AnyFrame) -> Evaluator:
+        """An evaluator from a folder :meth:`save` wrote; the frame options given again."""
+        folder = Path(path)
+        settings = _settings_of(folder)
+        options = cast("EvaluateOptions", {**_options_of(settings["options"]), **frames})
+        loaded = cls(cast("list[str]", settings["metrics"]), **options)
+        _refuse_different(settings, loaded._describe(), saved=folder)
+        loaded._state = _State.read(folder, int(settings["batches"]))
+        return loaded
+
+    def _parts_of(self, recs: pl.DataFrame, truth: pl.DataFrame | None, batch: int) -> pl.DataFrame:
+        try:
+            return collected(per_user_parts(recs, truth, self.metrics, **self._options))
+        except (ValueError, TypeError) as exc:
+            exc.add_note(f"(in batch {batch} of the Evaluator)")
+            raise
+
+    def _key_columns(self, truth: object) -> list[str]:
+        """The user column and the ``by`` columns the truth shares: whole users are these keys."""
+        user = cast("str", self._settings["user"])
+        by = _as_list(self._settings["by"])
+        if isinstance(truth, pl.DataFrame):
+            by = [name for name in by if name in truth.columns]
+        return [*by, user]
+
+    def _recs_only_groups(
+        self, recs: pl.DataFrame, truth: pl.DataFrame | None
+    ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+        """The batch's (shared by..., recs-only by...) groups and its truth, when recs-only exist.
+
+        ``evaluate`` judges a model on every truth user of the folds it has
+        recommendations in: a batch whose recs lack a model that another batch
+        has is completed with its truth at :meth:`compute`.
+        """
+        by = _as_list(self._settings["by"])
+        shared = [name for name in by if truth is not None and name in truth.columns]
+        if truth is None or len(shared) == len(by):
+            return None
+        return recs.select(*by).unique(), truth
+
+    def _without_recs(self) -> list[pl.DataFrame]:
+        """The parts of users of a batch for the groups (models) its recs lack but others have."""
+        missing = self._state.missing_groups()
+        if not missing:
+            return []
+        user = cast("str", self._settings["user"])
+        position = cast("str", self._settings["score"] or self._settings["rank"])
+        catalog = self._frames.get("items")
+        item = cast("str", self._settings["item"])
+        any_item = catalog.item(0, item) if catalog is not None and catalog.height else None
+        completed = []
+        for batch, (groups, truth) in missing.items():
+            recs, placeholder = with_every_group(
+                self._state.empty_recs,
+                truth,
+                groups,
+                roles=(user, item, position),
+                any_item=any_item,
+            )
+            parts = self._parts_of(recs, truth, batch)
+            completed.append(parts.filter(pl.col(user).ne_missing(pl.lit(placeholder))))
+        return completed
+
+    def _describe(self) -> dict[str, Any]:
+        frames = {name: _fingerprint(frame) for name, frame in self._frames.items()}
+        return {
+            "format": _FORMAT,
+            "metrics": self.metrics,
+            "options": _described_options(self._settings),
+            "frames": frames,
+        }
+
+
+class _State:
+    """What the batches left: parts, users (with their batch), groups and truths (see below).
+
+    ``groups`` and ``truths``: per batch, the (by...) groups of its recs and its
+    truth, kept only when some ``by`` column is the recs' own (a model), for
+    :meth:`Evaluator._without_recs`. ``empty_recs``: the recs' columns, no row.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[pl.DataFrame] = []
+        self.users: list[pl.DataFrame] = []
+        self.groups: list[pl.DataFrame] = []
+        self.truths: list[pl.DataFrame] = []
+        self.empty_recs = pl.DataFrame()
+        self.batches = 0
+
+    def add(
+        self,
+        parts: pl.DataFrame,
+        users: pl.DataFrame,
+        groups: tuple[pl.DataFrame, pl.DataFrame] | None,
+        empty_recs: pl.DataFrame,
+    ) -> None:
+        self.batches += 1
+        self.parts.append(parts)
+        self.users.append(users)
+        if groups is not None:
+            self.groups.append(_numbered(groups[0], self.batches))
+            self.truths.append(_numbered(groups[1], self.batches))
+        self.empty_recs = empty_recs
+
+    def refuse_seen(self, keys: pl.DataFrame) -> None:
+        """Refuse the users of ``keys`` (with their batch) already added."""
+        if not self.users:
+            return
+        seen = pl.concat(self.users, how="vertical_relaxed")
+        on = [name for name in keys.columns if name != _BATCH]
+        again = seen.join(keys, on=on, how="inner", suffix="_new")
+        if again.height:
+            first = again.row(0, named=True)
+            who = ", ".join(f"{name}={first[name]!r}" for name in on)
+            raise ValueError(
+                f"{again.height:,} users of batch {first[_BATCH + '_new']} were already added in "
+                f"an earlier batch, e.g. {who} (batch {first[_BATCH]}): a batch holds whole "
+                "users, every row of each in one batch"
+            )
+        self.users = [seen]
+
+    def merge(self, other: _State) -> None:
+        shift = self.batches
+
+        def moved(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
+            return [frame.with_columns(pl.col(_BATCH) + shift) for frame in frames]
+
+        for users in moved(other.users):
+            self.refuse_seen(users)
+        self.users.extend(moved(other.users))
+        self.parts.extend(other.parts)
+        self.groups.extend(moved(other.groups))
+        self.truths.extend(moved(other.truths))
+        if not self.empty_recs.width:
+            self.empty_recs = other.empty_recs
+        self.batches += other.batches
+
+    def missing_groups(self) -> dict[int, tuple[pl.DataFrame, pl.DataFrame]]:
+        """Per batch, the groups other batches' recs have and its own lack, with its truth."""
+        if not self.groups:
+            return {}
+        groups = pl.concat(self.groups, how="vertical_relaxed")
+        every = groups.drop(_BATCH).unique()
+        keys = every.columns
+        truths = pl.concat(self.truths, how="vertical_relaxed").partition_by(_BATCH, as_dict=True)
+        missing = {}
+        for (batch,), truth in truths.items():
+            own = groups.filter(pl.col(_BATCH) == batch).drop(_BATCH)
+            lacked = every.join(own, on=keys, how="anti", nulls_equal=True)
+            if lacked.height:
+                missing[int(cast("int", batch))] = (lacked, truth.drop(_BATCH))
+        return missing
+
+    def write(self, folder: Path) -> None:
+        for name in ("parts", "users", "groups", "truths"):
+            frames = getattr(self, name)
+            if frames:
+                pl.concat(frames, how="vertical_relaxed").write_ipc(folder / f"{name}.arrow")
+        self.empty_recs.write_ipc(folder / "recs_columns.arrow")
+
+    @classmethod
+    def read(cls, folder: Path, batches: int) -> _State:
+        state = cls()
+        for name in ("parts", "users", "groups", "truths"):
+            path = folder / f"{name}.arrow"
+            if path.exists():
+                setattr(state, name, [pl.read_ipc(path)])
+        state.empty_recs = pl.read_ipc(folder / "recs_columns.arrow")
+        state.batches = batches
+        return state
+
+
+def _numbered(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
+    return frame.with_columns(pl.lit(batch, pl.UInt32).alias(_BATCH))
+
+
+def _refuse_group_measures(specs: Sequence[MetricSpec]) -> None:
+    whole = of_all_lists(specs)
+    if whole:
+        raise ValueError(
+            f"the Evaluator cannot accumulate {whole}: each is one number of all the lists "
+            "together, which no user's parts hold; evaluate them on all "
+            "the lists at once (evaluate, or spark.evaluate for data that a machine cannot hold)"
+        )
+
+
+def _refuse_undecided(specs: Sequence[MetricSpec]) -> None:
+    undecided = decided_by_the_whole_truth(specs)
+    if undecided:
+        label, names = next(iter(undecided.items()))
+        raise ValueError(
+            f"the Evaluator cannot accumulate {list(undecided)}: {label} reads {names}, which "
+            "the whole truth decides when not given (the largest grade), and a batch holds "
+            f"part of it; give it in the metric, e.g. {label.split('@')[0]}"
+            f"({names[0]}=4){'@' + label.split('@')[1] if '@' in label else ''}"
+        )
+
+
+def _user_keys(
+    recs: pl.DataFrame | pl.LazyFrame, truth: pl.DataFrame | pl.LazyFrame | None, keys: list[str]
+) -> pl.DataFrame:
+    frames = [recs.lazy().select(keys)]
+    if truth is not None and all(name in truth.collect_schema().names() for name in keys):
+        frames.append(truth.lazy().select(keys))
+    try:
+        return pl.concat(frames, how="vertical_relaxed").unique().collect()
+    except pl.exceptions.PolarsError as exc:
+        raise ValueError(f"the batch's user columns {keys} could not be read: {exc}") from exc
+
+
+def _described_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The options as JSON holds them (a ``Conventions`` object as its fields)."""
+    described = dict(settings)
+    if isinstance(described.get("conventions"), Conventions):
+        described["conventions"] = {_CONVENTIONS: dataclasses.asdict(described["conventions"])}
+    return cast("dict[str, Any]", json.loads(json.dumps(described)))
+
+
+def _options_of(described: Mapping[str, Any]) -> dict[str, Any]:
+    """The options :func:`_described_options` described, a ``Conventions`` object rebuilt."""
+    options = dict(described)
+    conventions = options.get("conventions")
+    if isinstance(conventions, dict) and _CONVENTIONS in conventions:
+        options["conventions"] = Conventions(**conventions[_CONVENTIONS])
+    return options
+
+
+def _fingerprint(frame: pl.DataFrame) -> list[int]:
+    # the same frame given again at load: same shape and same row hashes (a fixed seed)
+    return [frame.height, frame.width, int(frame.hash_rows().sum())]
+
+
+def _refuse_different(
+    mine: dict[str, Any], theirs: dict[str, Any], saved: Path | None = None
+) -> None:
+    for field in ("format", "metrics", "options", "frames"):
+        if mine.get(field) != theirs.get(field):
+            where = f"the state saved in {saved}" if saved else "the other Evaluator"
+            raise ValueError(
+                f"{where} differs in its {field}: {mine.get(field)!r} here, "
+                f"{theirs.get(field)!r} there; evaluators combine only with the same metrics, "
+                "options and frames"
+            )
+
+
+def _settings_of(folder: Path) -> dict[str, Any]:
+    try:
+        settings = json.loads((folder / "settings.json").read_text())
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{folder} holds no saved Evaluator (no settings.json)") from exc
+    if settings.get("format") != _FORMAT:
+        raise ValueError(f"{folder} holds an Evaluator state of format {settings.get('format')}")
+    return cast("dict[str, Any]", settings)
+
+
+def _as_list(by: object) -> list[str]:
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(cast("Sequence[str]", by))
+
+
+def _is_part(name: str, specs: Sequence[MetricSpec]) -> bool:
+    return any(name == spec.label or name.startswith(f"{spec.label}|") for spec in specs)

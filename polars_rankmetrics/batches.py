@@ -284,10 +284,15 @@ class _State:
         if again.height:
             first = again.row(0, named=True)
             who = ", ".join(f"{name}={first[name]!r}" for name in on)
+            many = (
+                f"{again.height:,} users of batch {{}} were"
+                if again.height > 1
+                else "a user of batch {} was"
+            )
             raise ValueError(
-                f"{again.height:,} users of batch {first[_BATCH + '_new']} were already added in "
-                f"an earlier batch, e.g. {who} (batch {first[_BATCH]}): a batch holds whole "
-                "users, every row of each in one batch"
+                f"{many.format(first[_BATCH + '_new'])} already added in an earlier batch: "
+                f"{who} (batch {first[_BATCH]}); a batch holds whole users, every row of each "
+                "in one batch"
             )
         self.users = [seen]
 

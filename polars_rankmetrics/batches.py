@@ -125,7 +125,7 @@ class Evaluator:
         self._state.refuse_seen(_numbered(keys, batch))
         parts = self._parts_of(recs_frame, truth_frame, batch)
         groups = self._recs_only_groups(recs_frame, truth_frame)
-        self._state.add(parts, _numbered(keys, batch), groups, recs_frame.clear())
+        self._state.add(parts, _numbered(keys, batch), groups, recs_frame.head(1))
 
     def compute(self, *, per_user: bool = False) -> pl.DataFrame:
         """``evaluate(all recs, all truth, metrics, per_user=per_user, **options)``, exactly."""
@@ -217,13 +217,14 @@ class Evaluator:
             return []
         user = cast("str", self._settings["user"])
         position = cast("str", self._settings["score"] or self._settings["rank"])
-        catalog = self._frames.get("items")
         item = cast("str", self._settings["item"])
-        any_item = catalog.item(0, item) if catalog is not None and catalog.height else None
+        example = self._state.recs_example
+        # an item some batch recommended: it passed that batch's checks (a catalog's included)
+        any_item = example.item(0, item) if example.height else None
         completed = []
         for batch, (groups, truth) in missing.items():
             recs, placeholder = with_every_group(
-                self._state.empty_recs,
+                example.clear(),
                 truth,
                 groups,
                 roles=(user, item, position),
@@ -248,7 +249,8 @@ class _State:
 
     ``groups`` and ``truths``: per batch, the (by...) groups of its recs and its
     truth, kept only when some ``by`` column is the recs' own (a model), for
-    :meth:`Evaluator._without_recs`. ``empty_recs``: the recs' columns, no row.
+    :meth:`Evaluator._without_recs`. ``recs_example``: a row of the recs (their columns,
+    and an item that passed a batch's checks).
     """
 
     def __init__(self) -> None:
@@ -256,7 +258,7 @@ class _State:
         self.users: list[pl.DataFrame] = []
         self.groups: list[pl.DataFrame] = []
         self.truths: list[pl.DataFrame] = []
-        self.empty_recs = pl.DataFrame()
+        self.recs_example = pl.DataFrame()
         self.batches = 0
 
     def add(
@@ -264,7 +266,7 @@ class _State:
         parts: pl.DataFrame,
         users: pl.DataFrame,
         groups: tuple[pl.DataFrame, pl.DataFrame] | None,
-        empty_recs: pl.DataFrame,
+        recs_example: pl.DataFrame,
     ) -> None:
         self.batches += 1
         self.parts.append(parts)
@@ -272,7 +274,8 @@ class _State:
         if groups is not None:
             self.groups.append(_numbered(groups[0], self.batches))
             self.truths.append(_numbered(groups[1], self.batches))
-        self.empty_recs = empty_recs
+        if recs_example.height or not self.recs_example.width:
+            self.recs_example = recs_example
 
     def refuse_seen(self, keys: pl.DataFrame) -> None:
         """Refuse the users of ``keys`` (with their batch) already added."""
@@ -308,8 +311,8 @@ class _State:
         self.parts.extend(other.parts)
         self.groups.extend(moved(other.groups))
         self.truths.extend(moved(other.truths))
-        if not self.empty_recs.width:
-            self.empty_recs = other.empty_recs
+        if not self.recs_example.height:
+            self.recs_example = other.recs_example
         self.batches += other.batches
 
     def missing_groups(self) -> dict[int, tuple[pl.DataFrame, pl.DataFrame]]:
@@ -333,7 +336,7 @@ class _State:
             frames = getattr(self, name)
             if frames:
                 pl.concat(frames, how="vertical_relaxed").write_ipc(folder / f"{name}.arrow")
-        self.empty_recs.write_ipc(folder / "recs_columns.arrow")
+        self.recs_example.write_ipc(folder / "recs_example.arrow")
 
     @classmethod
     def read(cls, folder: Path, batches: int) -> _State:
@@ -342,7 +345,7 @@ class _State:
             path = folder / f"{name}.arrow"
             if path.exists():
                 setattr(state, name, [pl.read_ipc(path)])
-        state.empty_recs = pl.read_ipc(folder / "recs_columns.arrow")
+        state.recs_example = pl.read_ipc(folder / "recs_example.arrow")
         state.batches = batches
         return state
 

@@ -79,14 +79,21 @@ def test_every_measure_accumulates_exactly_or_is_refused_by_name(
     assert_frame_equal(evaluator.compute(per_user=True), per_user, check_exact=True)
 
 
-def test_the_order_of_the_batches_changes_nothing() -> None:
-    metrics = ["ndcg@3", "map", "rbp(p=0.5)@3", "pooled_recall@3", "gm_map@3", "novelty@3"]
-    options = {**ROLES, **LIST_INPUTS}
+@pytest.mark.parametrize("without_recs", ["zero", "exclude"])
+def test_batches_of_any_size_and_order_with_models_missing_from_some(without_recs: str) -> None:
+    # one user a batch: most batches lack one of the two models, which evaluate still
+    # judges on their users (zero) or leaves them out (exclude)
+    metrics = ["ndcg@3", "map", "rbp(p=0.5)@3", "pooled_recall@3", "gm_map@3", "ild@3"]
+    options = {**ROLES, **LIST_INPUTS, "users_without_recs": without_recs}
+    whole = prm.evaluate(RECS, TRUTH, metrics, **options)
     forward = _accumulated(metrics, **options).compute()
     backward = _accumulated(metrics, BATCHES[::-1], **options).compute()
-    one_each = _accumulated(metrics, [[f"u{n}"] for n in range(8, 0, -1)], **options).compute()
-    assert_frame_equal(forward, backward, check_exact=True)
-    assert_frame_equal(forward, one_each, check_exact=True)
+    one_each = _accumulated(metrics, [[f"u{n}"] for n in range(8, 0, -1)], **options)
+    assert_frame_equal(forward, whole, check_exact=True)
+    assert_frame_equal(backward, whole, check_exact=True)
+    assert_frame_equal(one_each.compute(), whole, check_exact=True)
+    per_user = prm.evaluate(RECS, TRUTH, metrics, per_user=True, **options)
+    assert_frame_equal(one_each.compute(per_user=True), per_user, check_exact=True)
 
 
 def test_a_user_in_two_batches_is_refused_with_its_id_and_both_batches() -> None:

@@ -58,7 +58,14 @@ class Matrix:
 def _from_dlpack(block: Any) -> np.ndarray[Any, Any]:
     device = block.__dlpack_device__()[0] if hasattr(block, "__dlpack_device__") else _DLPACK_CPU
     if device == _DLPACK_CPU:
-        return np.from_dlpack(block)
+        try:
+            return np.from_dlpack(block)
+        except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+            # e.g. PyTorch refuses to export a tensor that requires grad
+            raise TypeError(
+                f"scores could not be read through DLPack: {exc} (a PyTorch tensor in a "
+                "training step: scores.detach())"
+            ) from exc
     try:
         # DLPack 1.0: ask the producer for a copy in main memory, one chunk at a time
         return np.from_dlpack(block, device="cpu", copy=True)

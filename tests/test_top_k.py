@@ -179,6 +179,8 @@ def test_any_tensor_with_dlpack_gives_the_numpy_result() -> None:
     assert_frame_equal(top_k(_Tensor(scores), 3, chunk_rows=2), top_k(scores, 3))
     torch = pytest.importorskip("torch")
     assert_frame_equal(top_k(torch.from_numpy(scores), 3), top_k(scores, 3))
+    with pytest.raises(TypeError, match=r"could not be read through DLPack.*scores.detach\(\)"):
+        top_k(torch.from_numpy(scores).requires_grad_(), 3)
 
 
 @pytest.mark.parametrize(

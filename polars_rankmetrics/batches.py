@@ -52,15 +52,13 @@ _CONVENTIONS = "Conventions"  # the key of a Conventions object described in the
 class Evaluator:
     """Accumulate metrics over batches of whole users; ``compute()`` equals ``evaluate`` on all.
 
-    Parameters
-    ----------
-    metrics
-        Metric strings, as for :func:`polars_rankmetrics.evaluate`. Those whose
-        value is one number of all the lists together (aggregation ``"group"``:
-        ``coverage@k``, ``gini@k``, ``exposure_gini@k``, ``personalization@k``)
-        are refused by name.
-    **options
-        :func:`polars_rankmetrics.evaluate`'s keywords, the same for every batch.
+    ``Evaluator(metrics, **options)``: the metric strings and the keyword
+    options of :func:`polars_rankmetrics.evaluate`
+    (:class:`polars_rankmetrics.EvaluateOptions`), the same for every batch.
+    Metrics whose value is one number of all the lists together (aggregation
+    ``"group"``: ``coverage@k``, ``gini@k``, ``exposure_gini@k``,
+    ``personalization@k``) are refused by name, and with graded truth so is
+    ``err@k`` without its ``max_grade`` (the whole truth's largest grade).
 
     Examples
     --------

@@ -43,7 +43,7 @@ from polars_rankmetrics.analysis import (
 from polars_rankmetrics.batches import Evaluator
 from polars_rankmetrics.beyond import list_metrics
 from polars_rankmetrics.conventions import Conventions
-from polars_rankmetrics.evaluate import (
+from polars_rankmetrics.evaluation import (
     AggregationPart,
     MetricSpec,
     aggregate,

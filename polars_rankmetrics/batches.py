@@ -38,7 +38,7 @@ from polars_rankmetrics._pipeline.parse import MetricSpec, metric_specs
 from polars_rankmetrics._pipeline.population import with_every_group
 from polars_rankmetrics._version import package_version
 from polars_rankmetrics.conventions import Conventions
-from polars_rankmetrics.evaluate import per_user_parts
+from polars_rankmetrics.evaluation import per_user_parts
 from polars_rankmetrics.options import FRAME_OPTIONS, EvaluateOptions, Unpack
 from polars_rankmetrics.options import read as read_options
 

@@ -26,7 +26,7 @@ from polars_rankmetrics._pipeline.inputs import (
 )
 from polars_rankmetrics._pipeline.lists import Asked, check_inputs_given
 from polars_rankmetrics._pipeline.parse import metric_spec
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.evaluation import evaluate
 
 __all__ = ["list_metrics"]
 

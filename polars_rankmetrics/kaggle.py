@@ -73,7 +73,7 @@ from polars_rankmetrics._pipeline.overlap import (
 from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics._textfiles import LINENO, FileSource, read_bytes, source_name
 from polars_rankmetrics._validation import shorten
-from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.evaluation import evaluate, parse_metric
 from polars_rankmetrics.metrics import Denominator, Gain
 
 __all__ = [

@@ -21,11 +21,11 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 import polars as pl
 
-from polars_rankmetrics import evaluate as _evaluate
+from polars_rankmetrics import evaluation as _evaluate
 from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
-from polars_rankmetrics.analysis.compare import compare as _compare
-from polars_rankmetrics.analysis.curves import curves as _curves
+from polars_rankmetrics.analysis.comparison import compare as _compare
+from polars_rankmetrics.analysis.cutoff_curves import curves as _curves
 from polars_rankmetrics.options import CompareOptions, EvaluateOptions, PositionOptions, Unpack
 
 __all__ = ["RankFrameNamespace", "RankLazyFrameNamespace", "rank"]

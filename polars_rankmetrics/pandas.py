@@ -66,11 +66,11 @@ from polars_rankmetrics import ranking as _ranking
 from polars_rankmetrics._frames import AnyFrame
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._validation import shorten
-from polars_rankmetrics.analysis.compare import compare as _compare
-from polars_rankmetrics.analysis.curves import curves as _curves
+from polars_rankmetrics.analysis.comparison import compare as _compare
+from polars_rankmetrics.analysis.cutoff_curves import curves as _curves
 
 # By name: the package attribute `evaluate` is the function, not this module.
-from polars_rankmetrics.evaluate import evaluate as _core_evaluate
+from polars_rankmetrics.evaluation import evaluate as _core_evaluate
 from polars_rankmetrics.options import (
     CompareOptions,
     EvaluateOptions,

@@ -72,14 +72,14 @@ from polars_rankmetrics.conventions import (
     Conventions,
     resolve,
 )
-from polars_rankmetrics.evaluate import (
+from polars_rankmetrics.evaluation import (
     AggregationPart,
     MetricSpec,
     aggregation_parts,
     parse_metrics,
     per_user_parts,
 )
-from polars_rankmetrics.evaluate import evaluate as _evaluate_polars
+from polars_rankmetrics.evaluation import evaluate as _evaluate_polars
 from polars_rankmetrics.options import EvaluateOptions, Unpack, conventions_given, read
 
 __all__ = ["evaluate"]
@@ -191,7 +191,7 @@ def evaluate(
     :math:`\sum_u \mathrm{hits}_u / \sum_u \min(k, m_u)` over all users.
     Each metric combines as :func:`polars_rankmetrics.aggregation_parts` says
     (mean, pooled ratio, geometric mean or sum of its per-user parts from
-    :func:`polars_rankmetrics.evaluate.per_user_parts`), so a measure added to
+    :func:`polars_rankmetrics.evaluation.per_user_parts`), so a measure added to
     the registry works here unchanged. The measures of the lists themselves
     (``coverage``, ``novelty``, ``arp``, ``long_tail``, ``gini``,
     ``personalization``, ``ild``, ``calibration``) are exact too (see Notes).

@@ -47,8 +47,8 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-EVALUATE = ROOT / "polars_rankmetrics" / "evaluate.py"
-COMPARE = ROOT / "polars_rankmetrics" / "analysis" / "compare.py"
+EVALUATE = ROOT / "polars_rankmetrics" / "evaluation.py"
+COMPARE = ROOT / "polars_rankmetrics" / "analysis" / "comparison.py"
 RANKING = ROOT / "polars_rankmetrics" / "ranking.py"
 COMMAND = "python -m polars_rankmetrics._measures._catalog --write"
 README_START = f"<!-- measures: generated from the registry by `{COMMAND}` -->"
@@ -221,7 +221,7 @@ def _replace_docstring(text: str) -> str:
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if line.strip().startswith(DOCSTRING_LEAD)]
     if len(starts) != 1:
-        raise ValueError(f"evaluate.py needs one paragraph starting {DOCSTRING_LEAD!r}")
+        raise ValueError(f"evaluation.py needs one paragraph starting {DOCSTRING_LEAD!r}")
     start = starts[0]
     end = start
     while end < len(lines) and lines[end].strip():
@@ -300,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``--write`` the committed lists, ``--check`` them, or print the docs' table."""
     parser = argparse.ArgumentParser(prog="python -m polars_rankmetrics._measures._catalog")
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--write", action="store_true", help="rewrite README.md and evaluate.py")
+    action.add_argument("--write", action="store_true", help="rewrite README.md and evaluation.py")
     action.add_argument("--check", action="store_true", help="exit 1 when one is stale")
     args = parser.parse_args(argv)
     if args.write:

@@ -171,7 +171,7 @@ _AVERAGED: frozenset[Aggregation] = frozenset({"mean", "geometric_mean"})
 def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
     """Each metric's per-user value from its part columns: ``evaluate(per_user=True)``'s columns.
 
-    With :func:`polars_rankmetrics.evaluate.aggregate` over the same parts, one
+    With :func:`polars_rankmetrics.evaluation.aggregate` over the same parts, one
     per-user pass gives both the per-user values and the means (the command
     line's ``--per-user``).
     """

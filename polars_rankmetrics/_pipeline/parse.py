@@ -1,7 +1,7 @@
 """Metric strings: ``"name"``, ``"name@k"``, ``"name@k1,k2"``, ``"name(p=v)@k"``.
 
-The public faces are :func:`polars_rankmetrics.evaluate.parse_metrics` and
-:func:`polars_rankmetrics.evaluate.parse_metric`; names come from the measure
+The public faces are :func:`polars_rankmetrics.evaluation.parse_metrics` and
+:func:`polars_rankmetrics.evaluation.parse_metric`; names come from the measure
 registry (:mod:`polars_rankmetrics._measures`).
 """
 
@@ -38,7 +38,7 @@ class MetricSpec:
 
 
 def metric_specs(metrics: str | Sequence[str]) -> list[MetricSpec]:
-    """:func:`polars_rankmetrics.evaluate.parse_metrics`: one spec per metric and cutoff."""
+    """:func:`polars_rankmetrics.evaluation.parse_metrics`: one spec per metric and cutoff."""
     texts = [metrics] if isinstance(metrics, str) else list(metrics)
     specs = [spec for text in texts for spec in _parse(text)]
     if not specs:
@@ -51,7 +51,7 @@ def metric_specs(metrics: str | Sequence[str]) -> list[MetricSpec]:
 
 
 def metric_spec(text: str) -> MetricSpec:
-    """:func:`polars_rankmetrics.evaluate.parse_metric`: the spec of one metric string."""
+    """:func:`polars_rankmetrics.evaluation.parse_metric`: the spec of one metric string."""
     specs = _parse(text)
     if len(specs) != 1:
         raise ValueError(f"{text!r} is {len(specs)} metrics, one per cutoff: use parse_metrics")

@@ -112,8 +112,8 @@ def plan_call(
 
     The options are read into typed specs by :func:`specs`.
 
-    See :func:`polars_rankmetrics.evaluate.evaluate` and
-    :func:`polars_rankmetrics.evaluate.per_user_parts`.
+    See :func:`polars_rankmetrics.evaluation.evaluate` and
+    :func:`polars_rankmetrics.evaluation.per_user_parts`.
     """
     roles, conv, described = specs(options)
     return plan(recs, truth, metrics, roles, conv, described=described)
@@ -130,7 +130,7 @@ def guarded_parts(
 ) -> pl.LazyFrame:
     """Per (by..., user) the part columns of each metric, sorted, guarded by the data checks.
 
-    What :func:`polars_rankmetrics.evaluate.per_user_parts` gives (lazily: the
+    What :func:`polars_rankmetrics.evaluation.per_user_parts` gives (lazily: the
     checks run when it is collected).
     """
     parts, checks, requests, keys, _ = plan(recs, truth, metrics, roles, conv, described=described)

@@ -8,13 +8,14 @@ Everything here reads per-user scores (those of
 evaluation plan; nothing changes how a metric is computed.
 """
 
-from polars_rankmetrics.analysis.anova import anova
 from polars_rankmetrics.analysis.cd_diagram import plot_critical_difference
-from polars_rankmetrics.analysis.compare import compare, compare_per_user
-from polars_rankmetrics.analysis.curves import curves
+from polars_rankmetrics.analysis.comparison import compare, compare_per_user
+from polars_rankmetrics.analysis.cutoff_curves import curves
 from polars_rankmetrics.analysis.exposure import expected_exposure, group_exposure, trec_fair_score
-from polars_rankmetrics.analysis.friedman import FriedmanResult, friedman
+from polars_rankmetrics.analysis.friedman_nemenyi import FriedmanResult, friedman
 from polars_rankmetrics.analysis.fusion import FusionOptimum, fuse, optimize_fusion
+from polars_rankmetrics.analysis.leaderboards import rank_correlation
+from polars_rankmetrics.analysis.list_similarity import similarity
 from polars_rankmetrics.analysis.planning import users_needed
 from polars_rankmetrics.analysis.plots import (
     plot_comparison,
@@ -23,15 +24,14 @@ from polars_rankmetrics.analysis.plots import (
     plot_long_tail,
     plot_segments,
 )
-from polars_rankmetrics.analysis.rank_correlation import rank_correlation
-from polars_rankmetrics.analysis.report import Report, report
+from polars_rankmetrics.analysis.reporting import Report, report
 from polars_rankmetrics.analysis.sampled import (
     SampledMetricsWarning,
     correction_coefficients,
     sampled_metrics,
 )
 from polars_rankmetrics.analysis.seeds import seeds_interval
-from polars_rankmetrics.analysis.similarity import similarity
+from polars_rankmetrics.analysis.variance_analysis import anova
 
 __all__ = [
     "FriedmanResult",

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 from polars_rankmetrics._frames import collected, read
-from polars_rankmetrics.analysis.friedman import FriedmanResult
+from polars_rankmetrics.analysis.friedman_nemenyi import FriedmanResult
 from polars_rankmetrics.analysis.plots import _altair
 
 if TYPE_CHECKING:

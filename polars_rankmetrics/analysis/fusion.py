@@ -608,7 +608,7 @@ def optimize_fusion(
     │ 2    ┆ [1.0, 0.0] ┆ 1.0  │
     └──────┴────────────┴──────┘
     """
-    from polars_rankmetrics.evaluate import evaluate  # noqa: PLC0415 - cycle
+    from polars_rankmetrics.evaluation import evaluate  # noqa: PLC0415 - cycle
 
     label, better = _optimised(metric, direction, method=method, norm=norm)
     polars_runs, _ = runs_caller(runs, name="runs")
@@ -718,7 +718,7 @@ def _optimised(
     metric: str, direction: Direction | None, *, method: str, norm: str | None
 ) -> tuple[str, float]:
     """The metric's label and which way is better (+1, -1), the method and norm checked."""
-    from polars_rankmetrics.evaluate import parse_metrics  # noqa: PLC0415 - cycle
+    from polars_rankmetrics.evaluation import parse_metrics  # noqa: PLC0415 - cycle
 
     v.check_literal(method, ("wsum", "rrf"), name="method")
     if norm is not None:

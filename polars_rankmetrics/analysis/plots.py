@@ -24,8 +24,8 @@ import polars as pl
 
 from polars_rankmetrics._frames import collected, read
 from polars_rankmetrics._measures import canonical, lookup
-from polars_rankmetrics.analysis.compare import RESULT_COLUMNS
-from polars_rankmetrics.analysis.report import method_words
+from polars_rankmetrics.analysis.comparison import RESULT_COLUMNS
+from polars_rankmetrics.analysis.reporting import method_words
 
 if TYPE_CHECKING:
     import altair

@@ -53,7 +53,7 @@ from polars_rankmetrics._pipeline.sampled_probe import SampledMetricsWarning
 from polars_rankmetrics._progress import stage
 from polars_rankmetrics._sums import exact_mean, fixed_point
 from polars_rankmetrics.analysis._stats import FloatArray
-from polars_rankmetrics.evaluate import evaluate, parse_metric
+from polars_rankmetrics.evaluation import evaluate, parse_metric
 from polars_rankmetrics.options import EvaluateOptions, Unpack, conventions_given, read
 
 __all__ = ["Correction", "SampledMetricsWarning", "correction_coefficients", "sampled_metrics"]

@@ -32,8 +32,8 @@ import polars as pl
 
 from polars_rankmetrics._measures import all_measures, lookup
 from polars_rankmetrics.analysis import _stats
-from polars_rankmetrics.analysis.compare import compare
-from polars_rankmetrics.analysis.report import Format, report
+from polars_rankmetrics.analysis.comparison import compare
+from polars_rankmetrics.analysis.reporting import Format, report
 from polars_rankmetrics.cli._common import (
     OUTPUT_FORMATS,
     CliError,
@@ -57,7 +57,7 @@ from polars_rankmetrics.cli._measures import (
 )
 from polars_rankmetrics.cli.evaluate import CONVENTIONS
 from polars_rankmetrics.conventions import Preset
-from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.evaluation import parse_metric
 from polars_rankmetrics.options import DEFAULTS, ListInputs, names
 
 __all__ = ["REPORT_FORMATS", "add", "run"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.analysis.compare import compare
-from polars_rankmetrics.analysis.report import report
+from polars_rankmetrics.analysis.comparison import compare
+from polars_rankmetrics.analysis.reporting import report
 from polars_rankmetrics.cli._common import (
     DISPLAY_FORMATS,
     CliError,
@@ -25,7 +25,7 @@ from polars_rankmetrics.cli._common import (
     show,
     write_frame,
 )
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.evaluation import evaluate
 from polars_rankmetrics.sample import Sample, sample_data
 
 __all__ = ["DEMO_METRICS", "FILES", "add", "run"]

@@ -30,7 +30,7 @@ from polars_rankmetrics.cli._common import (
 )
 from polars_rankmetrics.cli._measures import add_measures_option
 from polars_rankmetrics.conventions import CONVENTION_KEYWORDS
-from polars_rankmetrics.evaluate import aggregate, evaluate, parse_metrics, per_user_parts
+from polars_rankmetrics.evaluation import aggregate, evaluate, parse_metrics, per_user_parts
 
 __all__ = ["CONVENTIONS", "add", "run"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.analysis.compare import compare
+from polars_rankmetrics.analysis.comparison import compare
 from polars_rankmetrics.cli._common import CliError, add_api_options, api_options, read_inputs
 from polars_rankmetrics.cli._measures import (
     add_direction_option,

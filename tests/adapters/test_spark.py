@@ -27,7 +27,7 @@ from pyspark.sql import types as T  # noqa: N812
 
 import polars_rankmetrics as prm
 from polars_rankmetrics import spark as prs
-from polars_rankmetrics.evaluate import parse_metrics
+from polars_rankmetrics.evaluation import parse_metrics
 from tests.measures import test_lists as beyond
 from tests.measures import test_lists_properties as beyond_props
 from tests.measures import test_popularity_count as counted

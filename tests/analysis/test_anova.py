@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polars_rankmetrics.analysis.anova import anova
+from polars_rankmetrics.analysis.variance_analysis import anova
 
 pd = pytest.importorskip("pandas")
 smf = pytest.importorskip("statsmodels.formula.api")

@@ -631,7 +631,7 @@ def test_the_closed_forms_and_the_sums_over_depths_agree(
     # plan of pairs with ties) must give the same numbers
     from polars_rankmetrics._pipeline.inputs import RecsSpec  # noqa: PLC0415
     from polars_rankmetrics.analysis import _rbo  # noqa: PLC0415 - the private plan
-    from polars_rankmetrics.analysis.similarity import _Inputs  # noqa: PLC0415
+    from polars_rankmetrics.analysis.list_similarity import _Inputs  # noqa: PLC0415
 
     xs, ys = pairs
     spec = RecsSpec("user", "item", "rank", "score", ())

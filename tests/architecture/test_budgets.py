@@ -95,5 +95,5 @@ def test_statements_are_counted_as_the_ast_sees_them(source: str, expected: int)
 
 def test_the_scan_sees_public_faces_and_engines() -> None:
     rows = {where: budget for where, _, budget in _budgets()}
-    assert rows["polars_rankmetrics/evaluate.py:evaluate"] == PUBLIC_BUDGET
+    assert rows["polars_rankmetrics/evaluation.py:evaluate"] == PUBLIC_BUDGET
     assert rows["polars_rankmetrics/_pipeline/plan.py:plan"] == ENGINE_BUDGET

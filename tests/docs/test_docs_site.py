@@ -62,7 +62,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     for name in (*PUBLIC, "plot_curves", "read_trec_run", "unregister"):
         assert re.search(rf'id="polars_rankmetrics\.[\w.]*\b{name}"', api), name
     # every shared option with its default, in the table and in evaluate's signature
-    evaluate = api.split('id="polars_rankmetrics.evaluate.evaluate"')[1]
+    evaluate = api.split('id="polars_rankmetrics.evaluation.evaluate"')[1]
     signature = evaluate.split("</code></pre>")[0]
     for option, default in DEFAULTS.items():
         assert f"<code>{option}</code>" in api, option

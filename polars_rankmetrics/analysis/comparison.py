@@ -36,8 +36,8 @@ from polars_rankmetrics.analysis._direction import (
     sign,
 )
 from polars_rankmetrics.analysis._stats import CiMethod, Correction, Hypothesis, Test
-from polars_rankmetrics.evaluate import evaluate as _evaluate
-from polars_rankmetrics.evaluate import parse_metric, parse_metrics
+from polars_rankmetrics.evaluation import evaluate as _evaluate
+from polars_rankmetrics.evaluation import parse_metric, parse_metrics
 from polars_rankmetrics.options import (
     CompareOptions,
     StatisticsOptions,

@@ -39,7 +39,7 @@ from polars_rankmetrics._measures._registry import Measure
 from polars_rankmetrics._pipeline.plan import specs
 from polars_rankmetrics.analysis._curves import drawn_curves, how_drawn
 from polars_rankmetrics.conventions import Conventions
-from polars_rankmetrics.evaluate import parse_metric
+from polars_rankmetrics.evaluation import parse_metric
 from polars_rankmetrics.options import EvaluateOptions, Unpack, read
 
 __all__ = ["curves"]

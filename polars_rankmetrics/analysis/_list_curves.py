@@ -6,7 +6,7 @@ of the user's list prefix 1..k, and it changes only at the ranks the list
 holds. So each user gets one row per rank of its list (within the largest
 k) holding its value at that rank, and the sums over users at every k are
 running sums of the steps of that value (and of its square, for the
-intervals), exactly as :mod:`polars_rankmetrics.analysis.curves` does for
+intervals), exactly as :mod:`polars_rankmetrics.analysis.cutoff_curves` does for
 the accuracy metrics. The value at a rank:
 
 * a :class:`RowMean` (novelty, ARP, long-tail share): the running Σ of its

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -52,9 +53,13 @@ _CONVENTIONS = "Conventions"  # the key of a Conventions object described in the
 class Evaluator:
     """Accumulate metrics over batches of whole users; ``compute()`` equals ``evaluate`` on all.
 
-    ``Evaluator(metrics, **options)``: the metric strings and the keyword
-    options of :func:`polars_rankmetrics.evaluate`
+    ``Evaluator(metrics, *, buffer_rows=1_000_000, **options)``: the metric
+    strings and the keyword options of :func:`polars_rankmetrics.evaluate`
     (:class:`polars_rankmetrics.EvaluateOptions`), the same for every batch.
+    Batches are held until they reach ``buffer_rows`` rows, then evaluated in
+    one query (``0``: each as it comes); a batch the data checks refuse is
+    named when that query runs, at the latest by :meth:`compute`, and left
+    out, the others kept.
     Metrics whose value is one number of all the lists together (aggregation
     ``"group"``: ``coverage@k``, ``gini@k``, ``exposure_gini@k``,
     ``personalization@k``) are refused by name, and with graded truth so is
@@ -84,7 +89,16 @@ class Evaluator:
     True
     """
 
-    def __init__(self, metrics: str | Sequence[str], **options: Unpack[EvaluateOptions]) -> None:
+    def __init__(
+        self,
+        metrics: str | Sequence[str],
+        *,
+        buffer_rows: int = 1_000_000,
+        **options: Unpack[EvaluateOptions],
+    ) -> None:
+        if isinstance(buffer_rows, bool) or not isinstance(buffer_rows, int) or buffer_rows < 0:
+            raise ValueError(f"buffer_rows must be an integer >= 0; got {buffer_rows!r}")
+        self._buffer_rows = buffer_rows
         self._specs = metric_specs(metrics)
         _refuse_group_measures(self._specs)
         given = read_options(options, function="Evaluator")
@@ -98,6 +112,7 @@ class Evaluator:
         self._settings = {n: v for n, v in given.items() if n not in FRAME_OPTIONS}
         self._options = cast("EvaluateOptions", {**options, **self._frames})
         self._state = _State()
+        self._pending = _Pending()
 
     @property
     def metrics(self) -> list[str]:
@@ -106,8 +121,8 @@ class Evaluator:
 
     @property
     def batches(self) -> int:
-        """How many batches were added (merged evaluators' included)."""
-        return self._state.batches
+        """How many batches were added and kept (merged evaluators' included)."""
+        return self._state.batches - self._state.refused
 
     def update(self, recs: AnyFrame, truth: AnyFrame | None) -> None:
         """Add one batch: every row of its users, in the recommendations and in the truth.
@@ -121,12 +136,42 @@ class Evaluator:
         batch = self._state.batches + 1
         keys = _user_keys(recs_frame, truth_frame, self._key_columns(truth_frame))
         self._state.refuse_seen(_numbered(keys, batch))
-        parts = self._parts_of(recs_frame, truth_frame, batch)
+        self._state.add(_numbered(keys, batch), recs_frame.head(1))
         groups = self._recs_only_groups(recs_frame, truth_frame)
-        self._state.add(parts, _numbered(keys, batch), groups, recs_frame.head(1))
+        self._pending.add(_Held(recs_frame, truth_frame, batch, groups))
+        if self._pending.rows >= self._buffer_rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        """The parts of the batches held back, in one query (a query per batch costs more).
+
+        Where that query refuses the data, each batch is evaluated alone: the
+        good ones are kept, the first bad one is forgotten (its users may come
+        again) and its error raised, naming it.
+        """
+        held = self._pending.take()
+        if not held:
+            return
+        try:
+            recs, truth = _together(held)
+            self._state.parts.append(self._parts_of(recs, truth, [one.batch for one in held]))
+            self._state.add_unit(held)
+        except (ValueError, TypeError):
+            refused = None
+            for one in held:
+                try:
+                    self._state.parts.append(self._parts_of(one.recs, one.truth, [one.batch]))
+                    self._state.add_unit([one])
+                except (ValueError, TypeError) as exc:
+                    self._state.forget(one.batch)
+                    refused = refused or exc
+            if refused is not None:
+                raise refused from None
+            raise
 
     def compute(self, *, per_user: bool = False) -> pl.DataFrame:
         """``evaluate(all recs, all truth, metrics, per_user=per_user, **options)``, exactly."""
+        self._flush()
         if not self._state.parts:
             raise ValueError("the Evaluator has no batch yet: update() it with a batch first")
         parts = pl.concat([*self._state.parts, *self._without_recs()], how="vertical_relaxed")
@@ -144,6 +189,8 @@ class Evaluator:
         if not isinstance(other, Evaluator):
             raise TypeError(f"merge takes another Evaluator; got {type(other).__name__}")
         _refuse_different(self._describe(), other._describe())
+        other._flush()  # its numbers stay what they are: only when its parts are computed moves
+        self._flush()
         self._state.merge(other._state)
         return self
 
@@ -158,6 +205,7 @@ class Evaluator:
             raise FileExistsError(
                 f"{folder} exists: save() writes a new folder, overwriting nothing"
             )
+        self._flush()
         folder.mkdir(parents=True)
         self._state.write(folder)
         settings = {
@@ -178,11 +226,18 @@ class Evaluator:
         loaded._state = _State.read(folder, int(settings["batches"]))
         return loaded
 
-    def _parts_of(self, recs: pl.DataFrame, truth: pl.DataFrame | None, batch: int) -> pl.DataFrame:
+    def _parts_of(
+        self, recs: pl.DataFrame, truth: pl.DataFrame | None, batches: Sequence[int]
+    ) -> pl.DataFrame:
         try:
             return collected(per_user_parts(recs, truth, self.metrics, **self._options))
         except (ValueError, TypeError) as exc:
-            exc.add_note(f"(in batch {batch} of the Evaluator)")
+            which = (
+                f"batch {batches[0]}"
+                if len(batches) == 1
+                else f"batches {batches[0]}-{batches[-1]}"
+            )
+            exc.add_note(f"(in {which} of the Evaluator)")
             raise
 
     def _key_columns(self, truth: object) -> list[str]:
@@ -209,7 +264,10 @@ class Evaluator:
         return recs.select(*by).unique(), truth
 
     def _without_recs(self) -> list[pl.DataFrame]:
-        """The parts of users of a batch for the groups (models) its recs lack but others have."""
+        """The parts of users of a unit for the groups (models) its recs lack but others have.
+
+        A unit: the batches evaluated in one query (their groups are the union of theirs).
+        """
         missing = self._state.missing_groups()
         if not missing:
             return []
@@ -228,7 +286,7 @@ class Evaluator:
                 roles=(user, item, position),
                 any_item=any_item,
             )
-            parts = self._parts_of(recs, truth, batch)
+            parts = self._parts_of(recs, truth, [batch])
             completed.append(parts.filter(pl.col(user).ne_missing(pl.lit(placeholder))))
         return completed
 
@@ -245,8 +303,9 @@ class Evaluator:
 class _State:
     """What the batches left: parts, users (with their batch), groups and truths (see below).
 
-    ``groups`` and ``truths``: per batch, the (by...) groups of its recs and its
-    truth, kept only when some ``by`` column is the recs' own (a model), for
+    ``groups`` and ``truths``: per unit (the batches evaluated in one query, numbered
+    by their first batch), the (by...) groups of its recs and its truth, kept only
+    when some ``by`` column is the recs' own (a model), for
     :meth:`Evaluator._without_recs`. ``recs_example``: a row of the recs (their columns,
     and an item that passed a batch's checks).
     """
@@ -257,23 +316,30 @@ class _State:
         self.groups: list[pl.DataFrame] = []
         self.truths: list[pl.DataFrame] = []
         self.recs_example = pl.DataFrame()
-        self.batches = 0
+        self.batches = 0  # the batches numbered so far
+        self.refused = 0  # of which the data refused (forgotten)
 
-    def add(
-        self,
-        parts: pl.DataFrame,
-        users: pl.DataFrame,
-        groups: tuple[pl.DataFrame, pl.DataFrame] | None,
-        recs_example: pl.DataFrame,
-    ) -> None:
+    def add(self, users: pl.DataFrame, recs_example: pl.DataFrame) -> None:
         self.batches += 1
-        self.parts.append(parts)
         self.users.append(users)
-        if groups is not None:
-            self.groups.append(_numbered(groups[0], self.batches))
-            self.truths.append(_numbered(groups[1], self.batches))
         if recs_example.height or not self.recs_example.width:
             self.recs_example = recs_example
+
+    def add_unit(self, held: Sequence[_Held]) -> None:
+        """The groups and truth of batches evaluated in one query, when recs-only groups exist."""
+        kept = [one.groups for one in held if one.groups is not None]
+        if kept:
+            unit = held[0].batch
+            groups = pl.concat([g for g, _ in kept], how="vertical_relaxed").unique()
+            self.groups.append(_numbered(groups, unit))
+            self.truths.append(
+                _numbered(pl.concat([t for _, t in kept], how="vertical_relaxed"), unit)
+            )
+
+    def forget(self, batch: int) -> None:
+        """Drop what a refused batch left: its users."""
+        self.refused += 1
+        self.users = [frame.filter(pl.col(_BATCH) != batch) for frame in self.users]
 
     def refuse_seen(self, keys: pl.DataFrame) -> None:
         """Refuse the users of ``keys`` (with their batch) already added."""
@@ -314,7 +380,7 @@ class _State:
         self.batches += other.batches
 
     def missing_groups(self) -> dict[int, tuple[pl.DataFrame, pl.DataFrame]]:
-        """Per batch, the groups other batches' recs have and its own lack, with its truth."""
+        """Per unit, the groups other units' recs have and its own lack, with its truth."""
         if not self.groups:
             return {}
         groups = pl.concat(self.groups, how="vertical_relaxed")
@@ -346,6 +412,45 @@ class _State:
         state.recs_example = pl.read_ipc(folder / "recs_example.arrow")
         state.batches = batches
         return state
+
+
+@dataclass(frozen=True)
+class _Held:
+    """One batch added, not evaluated yet; ``groups``: see :meth:`Evaluator._recs_only_groups`."""
+
+    recs: pl.DataFrame
+    truth: pl.DataFrame | None
+    batch: int
+    groups: tuple[pl.DataFrame, pl.DataFrame] | None
+
+
+class _Pending:
+    """Batches added but not evaluated yet: their rows, until enough to be worth one query."""
+
+    def __init__(self) -> None:
+        self.held: list[_Held] = []
+        self.rows = 0
+
+    def add(self, held: _Held) -> None:
+        self.held.append(held)
+        self.rows += held.recs.height + (0 if held.truth is None else held.truth.height)
+
+    def take(self) -> list[_Held]:
+        """The held batches, the buffer emptied."""
+        held, self.held, self.rows = self.held, [], 0
+        return held
+
+
+def _together(held: Sequence[_Held]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Held batches as one recs frame and one truth frame (whole users: the same parts)."""
+    recs = pl.concat([one.recs for one in held], how="vertical_relaxed")
+    truths = [one.truth for one in held if one.truth is not None]
+    if truths and len(truths) < len(held):
+        raise ValueError(
+            "batches of the Evaluator mix a truth and none: give the truth of every batch "
+            "(an empty frame for a batch without)"
+        )
+    return recs, pl.concat(truths, how="vertical_relaxed") if truths else None
 
 
 def _numbered(frame: pl.DataFrame, batch: int) -> pl.DataFrame:

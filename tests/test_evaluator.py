@@ -166,16 +166,42 @@ def test_loading_checks_the_frames_and_saving_overwrites_nothing(tmp_path: Path)
         Evaluator.load(tmp_path)
 
 
-def test_any_frame_kind_per_batch_and_errors_name_the_batch() -> None:
+@pytest.mark.parametrize("buffer_rows", [0, 1_000_000])
+def test_a_refused_batch_is_named_and_the_others_are_kept(buffer_rows: int) -> None:
     pytest.importorskip("pyarrow")
-    evaluator = Evaluator(["mrr"], **ROLES)
-    evaluator.update(_of(RECS, ["u1"]).to_arrow(), _of(TRUTH, ["u1"]).lazy())
+    evaluator = Evaluator(["mrr"], buffer_rows=buffer_rows, **ROLES)
+    evaluator.update(_of(RECS, ["u1"]).to_arrow(), _of(TRUTH, ["u1"]).lazy())  # any frame kind
     bad = _of(RECS, ["u2"]).with_columns(pl.lit(None, pl.Float64).alias("score"))
-    with pytest.raises(ValueError, match="score") as raised:
+    if buffer_rows == 0:  # each batch evaluated when it comes
+        with pytest.raises(ValueError, match="score") as raised:
+            evaluator.update(bad, _of(TRUTH, ["u2"]))
+        kept = ["u1"]
+    else:  # held, and evaluated with the next ones when computed
         evaluator.update(bad, _of(TRUTH, ["u2"]))
+        evaluator.update(_of(RECS, ["u3"]), _of(TRUTH, ["u3"]))
+        with pytest.raises(ValueError, match="score") as raised:
+            evaluator.compute()
+        kept = ["u1", "u3"]
     assert "(in batch 2 of the Evaluator)" in raised.value.__notes__
+    assert evaluator.batches == len(kept)
+    assert_frame_equal(
+        evaluator.compute(),
+        prm.evaluate(_of(RECS, kept), _of(TRUTH, kept), ["mrr"], **ROLES),
+        check_exact=True,
+    )
+    evaluator.update(_of(RECS, ["u2"]), _of(TRUTH, ["u2"]))  # the refused users may come again
     with pytest.raises(ValueError, match="no batch yet"):
         Evaluator(["mrr"]).compute()
+
+
+def test_the_buffer_changes_when_queries_run_not_the_numbers() -> None:
+    metrics = ["ndcg@3", "map", "novelty@3"]
+    options = {**ROLES, "interactions": LIST_INPUTS["interactions"]}
+    one_by_one = _accumulated(metrics, buffer_rows=0, **options)
+    held = _accumulated(metrics, **options)
+    assert_frame_equal(one_by_one.compute(), held.compute(), check_exact=True)
+    with pytest.raises(ValueError, match="buffer_rows must be an integer >= 0"):
+        Evaluator(metrics, buffer_rows=-1)
 
 
 def test_the_sample_in_five_batches_equals_evaluate() -> None:

@@ -344,3 +344,19 @@ STREC = _diversity(
     run=_sum("strec", _first_term),
     finals=_per_subtopic("strec", per_k=False),
 )
+
+
+# ndeval's measure names (its CSV header, pyndeval's names) and the metric string of each:
+# ``{k}`` stands for the cutoff; ndeval prints the cutoff measures at 5, 10 and 20
+NDEVAL_NAMES: dict[str, str] = {
+    "ERR-IA": "err_ia(alpha={alpha})@{k}",
+    "nERR-IA": "nerr_ia(alpha={alpha})@{k}",
+    "alpha-DCG": "alpha_dcg(alpha={alpha})@{k}",
+    "alpha-nDCG": "alpha_ndcg(alpha={alpha})@{k}",
+    "NRBP": "nrbp(alpha={alpha},beta={beta})",
+    "nNRBP": "nnrbp(alpha={alpha},beta={beta})",
+    "MAP-IA": "map_ia",
+    "P-IA": "p_ia@{k}",
+    "strec": "strec@{k}",
+}
+NDEVAL_CUTOFFS = (5, 10, 20)

@@ -221,3 +221,42 @@ def test_equal_to_the_textbook(seed: int, k: int) -> None:
         want = textbook.measures(ranked, frozen, k)
         for name, label in zip(names, labels, strict=True):
             assert row[label] == pytest.approx(want[name], rel=1e-12, abs=1e-15), (topic, label)
+
+
+def test_tf_ranking_alpha_dcg_example() -> None:
+    # TF-Ranking's AlphaDCGMetric documentation (tfr.keras.metrics.AlphaDCGMetric): labels
+    # [[0, 1], [1, 0], [1, 1]] (two subtopics), scores [3, 1, 2], alpha 0.5: 2.1963947
+    truth = pl.DataFrame(
+        {"user": [1, 1, 1, 1], "item": ["i0", "i1", "i2", "i2"], "subtopic": [2, 1, 1, 2]}
+    )
+    recs = pl.DataFrame({"user": [1, 1, 1], "item": ["i0", "i1", "i2"], "score": [3.0, 1.0, 2.0]})
+    got = prm.evaluate(recs, truth, "alpha_dcg(norm=none)@3", score="score").item()
+    assert got == pytest.approx(2.1963947, abs=5e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_equal_to_ir_measures(seed: int) -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = _generated(seed)
+    recs, truth = _frames(qrels, run)
+    measures = [
+        ir_measures.alpha_nDCG @ 10, ir_measures.ERR_IA @ 5, ir_measures.P_IA @ 10,
+        ir_measures.AP_IA,
+    ]  # fmt: skip
+    qrels_frame = truth.rename(
+        {"user": "query_id", "subtopic": "iteration", "item": "doc_id", "rel": "relevance"}
+    ).to_pandas()
+    run_frame = recs.rename({"user": "query_id", "item": "doc_id"}).to_pandas()
+    found = {str(m): {} for m in measures}
+    for metric in ir_measures.iter_calc(measures, qrels_frame, run_frame):
+        found[str(metric.measure)][metric.query_id] = metric.value
+    ours = prm.evaluate(
+        recs, truth, ["alpha_ndcg@10", "err_ia@5", "p_ia@10", "map_ia"], per_user=True, **NDEVAL
+    )
+    for name, label in [("alpha_nDCG@10", "alpha_ndcg@10"), ("ERR_IA@5", "err_ia@5"),
+                        ("P_IA@10", "p_ia@10"), ("AP_IA", "map_ia")]:  # fmt: skip
+        mine = dict(zip(ours["user"], ours[label], strict=True))
+        for topic, value in found[name].items():
+            # a qrels topic the run lacks: ir_measures gives it 0, ndeval leaves it out
+            got = mine.get(topic, 0.0)
+            assert got == pytest.approx(value, rel=1e-12, abs=1e-15), (name, topic)

@@ -124,17 +124,21 @@ def _greedy(
 ) -> pl.DataFrame:
     """:func:`ideal_subtopics` on a frame: one greedy step per position, every user at once."""
     frame = frame.sort([*user_keys, item], descending=[*(False for _ in user_keys), True])
-    doc_key = pl.struct([*user_keys, item]) if user_keys else pl.col(item)
-    frame = frame.with_columns(
-        doc_key.rle_id().alias("__doc"),
-        pl.struct([*user_keys]).rle_id().alias("__user"),
-        pl.struct([*user_keys, _SUBTOPIC]).rank("dense").cast(pl.Int64).alias("__slot"),
+    users = pl.struct(user_keys) if len(user_keys) > 1 else pl.col(user_keys[0])
+    ids = frame.select(
+        users.rle_id().alias("user"),
+        pl.struct(users.alias("u"), pl.col(item)).rle_id().alias("doc"),
+        pl.col(_SUBTOPIC).rank("dense").cast(pl.Int64).alias("subtopic"),
     )
-    row_doc = frame["__doc"].to_numpy().astype(np.int64)
-    row_slot = frame["__slot"].to_numpy().astype(np.int64) - 1
+    row_doc = ids["doc"].to_numpy().astype(np.int64)
+    row_user = ids["user"].to_numpy().astype(np.int64)
+    # one slot per (user, subtopic): its weight (1 - alpha)^(documents placed on it)
+    subtopic = ids["subtopic"].to_numpy().astype(np.int64)
+    codes = row_user * (int(subtopic.max(initial=0)) + 1) + subtopic
+    _, row_slot = np.unique(codes, return_inverse=True)
     n_docs = int(row_doc.max()) + 1 if len(row_doc) else 0
     doc_user = np.zeros(n_docs, dtype=np.int64)
-    doc_user[row_doc] = frame["__user"].to_numpy()
+    doc_user[row_doc] = row_user
     starts = np.flatnonzero(np.r_[True, doc_user[1:] != doc_user[:-1]]) if n_docs else row_doc
     weight = np.ones(int(row_slot.max()) + 1 if len(row_slot) else 0)
     seen = np.zeros_like(weight)
@@ -158,14 +162,10 @@ def _greedy(
         row_seen[rows] = seen[row_slot[rows]]
         seen[row_slot[rows]] += 1.0
         weight[row_slot[rows]] *= 1.0 - alpha
-    return (
-        frame.with_columns(
-            pl.Series(rank, position[row_doc], dtype=pl.Int64),
-            pl.Series(SUBTOPIC_SEEN, row_seen, dtype=pl.Float64),
-        )
-        .filter(pl.col(rank) > 0)
-        .drop("__doc", "__user", "__slot")
-    )
+    return frame.with_columns(
+        pl.Series(rank, position[row_doc], dtype=pl.Int64),
+        pl.Series(SUBTOPIC_SEEN, row_seen, dtype=pl.Float64),
+    ).filter(pl.col(rank) > 0)
 
 
 def with_subtopic_statistics(

@@ -27,7 +27,14 @@ from typing import IO, Literal
 
 import polars as pl
 
-from polars_rankmetrics._frames import AnyFrame, collected, read
+from polars_rankmetrics._frames import (
+    AnyFrame,
+    ArrowStream,
+    Eager,
+    collected,
+    eager_caller,
+    read,
+)
 from polars_rankmetrics._measures.diversity import NDEVAL_CUTOFFS, NDEVAL_NAMES
 from polars_rankmetrics._pipeline.trec_eval import (
     TrecMeasure,
@@ -665,23 +672,25 @@ def ndeval_measures(
 
 def ndeval(
     qrels: AnyFrame,
-    run: AnyFrame,
+    run: Eager | pl.LazyFrame | ArrowStream,
     measures: Sequence[str] | None = None,
     *,
     alpha: float = 0.5,
     beta: float = 0.5,
     complete: bool = False,
     relevance_level: float = 1,
-) -> pl.DataFrame:
+) -> Eager:
     r"""The measures of ndeval for a run against diversity qrels: ``measure, query, value`` rows.
 
     ``qrels``: :func:`read_trec_diversity_qrels`'s frame (``user``,
     ``subtopic``, ``item``, ``rel``); ``run``: :func:`read_trec_run`'s
-    (``user``, ``item``, ``rank``). Per query (topic) in ndeval's order of
+    (``user``, ``item``, ``score``), ranked by score, equal scores by docno
+    descending (ndeval ``-traditional``, trec_eval's order). Per query (topic) in ndeval's order of
     measures, then ``all``, the mean over the topics of both files (ndeval's
     ``amean``; ``complete``: every qrels topic, ndeval ``-c``). The values
     equal ndeval's (``conventions="ndeval"``; see
-    :mod:`polars_rankmetrics._measures.diversity`).
+    :mod:`polars_rankmetrics._measures.diversity`). In the run's frame kind
+    (a LazyFrame gives a DataFrame; pandas gives pandas).
 
     Examples
     --------
@@ -696,11 +705,13 @@ def ndeval(
 
     table = ndeval_measures(measures, alpha=alpha, beta=beta)
     options = {
-        "relevance": "rel", "conventions": "ndeval", "relevance_level": relevance_level,
+        "score": "score", "relevance": "rel", "conventions": "ndeval",
+        "relevance_level": relevance_level,
         "users_without_recs": "zero" if complete else "exclude",
     }  # fmt: skip
     metrics = list(table.values())
-    lists, judged = collected(read(run, name="run")), collected(read(qrels, name="qrels"))
+    call = eager_caller(run, name="run")
+    lists, judged = collected(call.frame), collected(call.read(qrels, name="qrels"))
     per_query = evaluate(lists, judged, metrics, per_user=True, **options)  # type: ignore[arg-type]
     means = evaluate(lists, judged, metrics, **options)  # type: ignore[arg-type]
     means = means.with_columns(user=pl.lit("all"))
@@ -712,7 +723,8 @@ def ndeval(
         names.alias("measure"), pl.col("user").cast(pl.String).alias("query"), order.alias("__o")
     )
     # per query (its measures in ndeval's order), then all
-    return rows.sort(pl.col("query") == "all", "query", "__o").select("measure", "query", "value")
+    ordered = rows.sort(pl.col("query") == "all", "query", "__o")
+    return call.back(ordered.select("measure", "query", "value"))
 
 
 def _check_choice(value: object, allowed: Sequence[str], what: str) -> None:

@@ -45,7 +45,7 @@ from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.plan import guarded_parts
 from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
-from polars_rankmetrics._sums import fixed_point_column
+from polars_rankmetrics._sums import exact_sums, fixed_point_column
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import Conventions
 
@@ -180,14 +180,11 @@ def _evaluated_curve(
         )
     values = pl.concat(frames, how="vertical")
     counted = pl.all_horizontal(pl.col(p.column("v")).is_not_null() for p in parts)
-    sums = (
-        values.filter(counted)
-        .group_by([*by, _K])
-        .agg(
-            pl.len().alias("__prm_curve_n"),
-            *(pl.col(p.column("v")).sum().alias(p.column("s")) for p in parts),
-            *(pl.col(p.column("v")).pow(2).sum().alias(p.column("s2")) for p in parts if p.squared),
-        )
+    terms = {p.column("s"): pl.col(p.column("v")) for p in parts}
+    terms.update({p.column("s2"): pl.col(p.column("v")).pow(2) for p in parts if p.squared})
+    # exact sums: the per-user values come out of the plans in no fixed order
+    sums = exact_sums(
+        values.filter(counted), [*by, _K], terms, also=[pl.len().alias("__prm_curve_n")]
     )
     return _finish(sums, measure, parts, by=by, label=label, ci=ci)
 

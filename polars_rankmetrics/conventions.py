@@ -10,21 +10,29 @@ every value there.
 A preset **fixes** the conventions that define its measures and only
 **defaults** the others:
 
-========================  ===============  =======================================
-convention                ``"default"``    ``"trec"`` (trec_eval 10.0)
-========================  ===============  =======================================
-``denominator``           min_k            relevant (fixed)
-``gain``                  linear           linear (fixed; a table as ``-mndcg``)
-``ideal``                 truth            truth (fixed)
-``ties``                  item_desc        item_desc (fixed)
-``relevance_level``       None             None
-``users_without_recs``    zero             exclude (``-c`` is ``"zero"``)
-``users_without_truth``   exclude          judged
-``duplicates``            error            error
-``unjudged``              keep             keep (``-J`` is ``"remove"``)
-``nonpositive_scores``    keep             keep
-``user_sets``             any              any
-========================  ===============  =======================================
+========================  ===============  ==================================  ====================
+convention                ``"default"``    ``"trec"`` (trec_eval 10.0)         ``"ndeval"`` (4.5)
+========================  ===============  ==================================  ====================
+``denominator``           min_k            relevant (fixed)                    relevant
+``gain``                  linear           linear (fixed; a table: ``-mndcg``)  linear
+``ideal``                 truth            truth (fixed)                       truth
+``ties``                  item_desc        item_desc (fixed)                   item_desc
+``relevance_level``       None             None                                None
+``users_without_recs``    zero             exclude (``-c`` is ``"zero"``)      exclude (``-c``: 0)
+``users_without_truth``   exclude          judged                              judged
+``duplicates``            error            error                               error
+``unjudged``              keep             keep (``-J`` is ``"remove"``)       keep
+``nonpositive_scores``    keep             keep                                keep
+``user_sets``             any              any                                 any
+========================  ===============  ==================================  ====================
+
+``"ndeval"`` is ndeval's (the TREC Web track's diversity evaluation, 4.5):
+the topics of both the run and the qrels count, those without a relevant
+subtopic scoring 0 (``-c``: ``users_without_recs="zero"``); equal scores by
+docno descending (ndeval ``-traditional``; pyndeval and ir_measures order
+them ascending: ``ties="item_asc"``). Its measures' own defaults (alpha 0.5,
+NRBP's beta 0.5, the greedy ideal ranking) are the diversity measures'
+defaults, and ``rankmetrics trec`` prints them at ndeval's cutoffs 5, 10, 20.
 
 Under ``"default"`` every convention is only a default. Under ``"trec"`` an
 explicit value different from a fixed one (``conventions="trec",
@@ -46,7 +54,7 @@ from polars_rankmetrics import _validation as v
 
 __all__ = ["CONVENTION_KEYWORDS", "PRESETS", "Conventions", "Preset", "resolve"]
 
-Preset = Literal["default", "trec"]
+Preset = Literal["default", "trec", "ndeval"]
 
 # the keyword arguments of evaluate (and of per_user_parts, spark.evaluate, the CLI)
 # that name a convention: resolve(preset, **{name: value}) takes exactly these
@@ -97,7 +105,7 @@ FusionMethod = Literal[
 ]
 FusionNorm = Literal["min-max", "max", "sum", "zmuv", "rank"]
 
-PRESET_NAMES: tuple[Preset, ...] = ("default", "trec")
+PRESET_NAMES: tuple[Preset, ...] = ("default", "trec", "ndeval")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "denominator": ("min_k", "relevant", "hits", "k"),
     "gain": ("linear", "exponential"),
@@ -218,7 +226,7 @@ class Conventions:
         ``"any"`` or ``"strict"``: the users of the recommendations and of the
         truth must be the same (ranx's strict comparison).
     preset
-        The preset these came from (``"default"``, ``"trec"``).
+        The preset these came from (``"default"``, ``"trec"``, ``"ndeval"``).
 
     Examples
     --------
@@ -262,6 +270,9 @@ FIXED: dict[str, frozenset[str]] = {
     # trec_eval's AP divides by every relevant item, its NDCG has linear gain and
     # it orders equal scores by docno descending
     "trec": frozenset({"denominator", "gain", "ideal", "ties"}),
+    # ndeval's measures are the diversity measures' defaults: none of these conventions
+    # changes them, so none is fixed
+    "ndeval": frozenset(),
 }
 PRESETS["default"] = Conventions()
 # trec_eval 10.0 without -c: only queries with a run; a judged query without a
@@ -271,6 +282,16 @@ PRESETS["trec"] = Conventions(
     users_without_recs="exclude",
     users_without_truth="judged",
     preset="trec",
+)
+
+
+# ndeval 4.5 without -c: the topics of the run and the qrels; a judged topic without a
+# relevant subtopic scores 0; its non-intent-aware MAP divides by every relevant document
+PRESETS["ndeval"] = Conventions(
+    denominator="relevant",
+    users_without_recs="exclude",
+    users_without_truth="judged",
+    preset="ndeval",
 )
 
 
@@ -290,7 +311,7 @@ def resolve(conventions: Preset | Conventions = "default", **given: object) -> C
     Parameters
     ----------
     conventions
-        A preset name (``"default"``, ``"trec"``) or a :class:`Conventions`
+        A preset name (``"default"``, ``"trec"``, ``"ndeval"``) or a :class:`Conventions`
         object, which then fixes every convention.
     **given
         ``denominator``, ``gain``, ``ideal``, ``ties``, ``relevance_level``,

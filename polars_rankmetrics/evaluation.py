@@ -236,21 +236,25 @@ def evaluate(
         ``snips_precision(gamma=0,clip=0.001)@k``,
         ``snips_hit_rate(gamma=0,clip=0.001)@k``, ``snips_dcg(gamma=0,clip=0.001)@k``,
         ``snips_ndcg(gamma=0,clip=0.001)@k``, ``snips_map(gamma=0,clip=0.001)@k``
-        (``snips_ap@k``), ``err@k``, ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k``
-        (``fall_out@k``), ``hit_rate@k`` (``hits@k``, ``success@k``),
-        ``n_relevant_retrieved@k`` (``num_hits@k``), ``judged@k``, ``mrr@k`` (``rr@k``),
-        ``mean_rank``, ``ndcg@k``, ``dcg@k``, ``pooled_recall@k`` (``micro_recall@k``),
-        ``r_precision``, ``recall@k``, ``gm_map@k``, ``iprec(recall=0)@k``
-        (``iprec_at_recall@k``), ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``,
-        ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
-        (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
-        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``awrf(p=0.5)@k``,
-        ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``, ``ild@k``,
-        ``personalization@k``, ``novelty(popularity=users)@k``,
+        (``snips_ap@k``), ``alpha_dcg(alpha=0.5,norm=ideal_ideal)@k``,
+        ``alpha_ndcg(alpha=0.5)@k``, ``err_ia(alpha=0.5,norm=ideal_ideal)@k``,
+        ``nerr_ia(alpha=0.5)@k``, ``nrbp(alpha=0.5,beta=0.5)``,
+        ``nnrbp(alpha=0.5,beta=0.5)``, ``p_ia@k``, ``map_ia``, ``strec@k``, ``err@k``,
+        ``fbeta(beta=1)@k``, ``f1@k``, ``fallout@k`` (``fall_out@k``), ``hit_rate@k``
+        (``hits@k``, ``success@k``), ``n_relevant_retrieved@k`` (``num_hits@k``),
+        ``judged@k``, ``mrr@k`` (``rr@k``), ``mean_rank``, ``ndcg@k``, ``dcg@k``,
+        ``pooled_recall@k`` (``micro_recall@k``), ``r_precision``, ``recall@k``,
+        ``gm_map@k``, ``iprec(recall=0)@k`` (``iprec_at_recall@k``), ``eleven_pt@k``
+        (``eleven_point@k``), ``rbp(p=0.8)@k``, ``bpref@k``, ``infap@k`` (``inf_ap@k``),
+        ``rbp_resid(p=0.8)@k`` (``rbp_residual@k``), ``gm_bpref@k``. Of the lists
+        themselves, which read no truth: ``calibration(alpha=0.01)@k``, ``coverage@k``,
+        ``awrf(p=0.5)@k``, ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``,
+        ``ild@k``, ``personalization@k``, ``novelty(popularity=users)@k``,
         ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
         Leave out ``@k`` to evaluate the whole list; ``precision``, ``ips_precision``,
-        ``snips_precision``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
-        ``mean_rank``, ``r_precision`` take none.
+        ``snips_precision``, ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``,
+        ``p_ia``, ``strec``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
+        ``nrbp``, ``nnrbp``, ``map_ia``, ``mean_rank``, ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are
@@ -338,8 +342,9 @@ def evaluate(
         ``"any"`` or ``"strict"``: the (by..., user) of ``recs`` and of the truth (users with
         any truth row) must be the same, else the call raises naming how many are on one side
         only (ranx's strict check).
-    conventions : {"default", "trec"} or Conventions, default "default"
-        A preset, ``"default"`` or ``"trec"`` (trec_eval's conventions), or a
+    conventions : {"default", "trec", "ndeval"} or Conventions, default "default"
+        A preset, ``"default"``, ``"trec"`` (trec_eval's conventions) or ``"ndeval"`` (ndeval's,
+        the diversity measures': as ``"trec"`` without fixing any), or a
         :class:`polars_rankmetrics.Conventions` object. Every convention keyword left at
         ``None`` takes the preset's value. ``"trec"`` fixes ``denominator="relevant"``,
         ``gain="linear"``, ``ties="item_desc"`` and ``ideal="truth"`` (an explicit different
@@ -373,6 +378,12 @@ def evaluate(
     group_weight : str or None, default None
         The column of ``items`` with each item's weights in its groups: a list beside the list
         of ``group``, normalised per item. ``None``: an equal split.
+    subtopic : str or None, default "subtopic"
+        The column of the truth holding each row's subtopic (intent) for the diversity measures
+        (``alpha_ndcg``, ``err_ia``, ``nrbp``, ``p_ia``, ``map_ia``, ``strec``...): the truth
+        then has one row per (user, subtopic, item), TREC's diversity qrels ``topic subtopic
+        docno judgment``. The other measures of the call read one row per (user, item), its
+        largest grade. ``None``: ``"subtopic"``.
 
     Returns
     -------

@@ -119,7 +119,8 @@ class ListInputs(TypedDict, total=False):
     ``ips_*``/``snips_*``; ``None``: estimated from ``interactions``).
     ``group``: its item-group column (awrf, ndkl); ``group_weight``: the
     column of each item's weights in its groups (a list beside a list of
-    groups; default an equal split).
+    groups; default an equal split). ``subtopic``: the truth's subtopic
+    column (default ``"subtopic"``) of the diversity measures.
     """
 
     interactions: Any
@@ -128,6 +129,7 @@ class ListInputs(TypedDict, total=False):
     propensity: str | None
     group: str | None
     group_weight: str | None
+    subtopic: str | None
 
 
 class EvaluateOptions(Roles, ConventionOptions, ListInputs, total=False):
@@ -326,8 +328,9 @@ _CONVENTIONS = (
         "one side only (ranx's strict check).",
     ),
     Declared(
-        "conventions", "default", '{"default", "trec"} or Conventions',
-        'A preset, ``"default"`` or ``"trec"`` (trec_eval\'s conventions), or a '
+        "conventions", "default", '{"default", "trec", "ndeval"} or Conventions',
+        'A preset, ``"default"``, ``"trec"`` (trec_eval\'s conventions) or ``"ndeval"`` '
+        "(ndeval's, the diversity measures': as ``\"trec\"`` without fixing any), or a "
         ":class:`polars_rankmetrics.Conventions` object. Every convention keyword left at "
         '``None`` takes the preset\'s value. ``"trec"`` fixes ``denominator="relevant"``, '
         '``gain="linear"``, ``ties="item_desc"`` and ``ideal="truth"`` (an explicit '
@@ -386,6 +389,15 @@ _LIST_INPUTS = (
         "The column of ``items`` with each item's weights in its groups: a list beside the "
         "list of ``group``, normalised per item. ``None``: an equal split.",
         what="the weights of each item's groups", needs=("group",),
+    ),
+    Declared(
+        "subtopic", "subtopic", "str or None",
+        "The column of the truth holding each row's subtopic (intent) for the diversity "
+        "measures (``alpha_ndcg``, ``err_ia``, ``nrbp``, ``p_ia``, ``map_ia``, ``strec``...): "
+        "the truth then has one row per (user, subtopic, item), TREC's diversity qrels "
+        "``topic subtopic docno judgment``. The other measures of the call read one row per "
+        "(user, item), its largest grade. ``None``: ``\"subtopic\"``.",
+        what="the truth's subtopic column", reads="subtopics", required=False,
     ),
 )  # fmt: skip
 

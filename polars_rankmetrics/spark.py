@@ -80,7 +80,13 @@ from polars_rankmetrics.evaluation import (
     per_user_parts,
 )
 from polars_rankmetrics.evaluation import evaluate as _evaluate_polars
-from polars_rankmetrics.options import EvaluateOptions, Unpack, conventions_given, read
+from polars_rankmetrics.options import (
+    DEFAULTS,
+    EvaluateOptions,
+    Unpack,
+    conventions_given,
+    read,
+)
 
 __all__ = ["evaluate"]
 
@@ -398,9 +404,11 @@ class _Selected:
         if conv.ties == "input":
             # equal scores keep their input order: number the rows before the shuffle
             recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
-        grades = _truth_values(truth, given["relevance"], given["propensity"])
-        truth_columns = dict.fromkeys([*shared_by, user, item, *grades])
         reads = frozenset(name for spec in specs for name in lookup(spec.name).inputs)
+        # the diversity measures' subtopic rows travel with the truth (co-partitioned by user)
+        subtopic = (given["subtopic"] or DEFAULTS["subtopic"]) if "subtopics" in reads else None
+        grades = _truth_values(truth, given["relevance"], given["propensity"], subtopic)
+        truth_columns = dict.fromkeys([*shared_by, user, item, *grades])
         history = None
         if interactions is not None and "interactions" in reads:
             history_columns = [*(n for n in by if n in interactions.columns), user, item]
@@ -498,12 +506,17 @@ def _written(specs: Sequence[MetricSpec]) -> tuple[Measure, ...]:
 
 
 def _truth_values(
-    truth: DataFrame | None, relevance: str | None, propensity: str | None
+    truth: DataFrame | None,
+    relevance: str | None,
+    propensity: str | None,
+    subtopic: object = None,
 ) -> list[str]:
-    """The truth's columns besides its keys: the grades, and a propensity of each truth pair."""
+    """The truth's columns besides its keys: the grades, a propensity, a subtopic of each row."""
     names = [relevance] if relevance is not None else []
     if truth is not None and propensity is not None and propensity in truth.columns:
         names.append(propensity)
+    if truth is not None and isinstance(subtopic, str) and subtopic in truth.columns:
+        names.append(subtopic)
     return names
 
 

@@ -27,7 +27,15 @@ from typing import IO, Literal
 
 import polars as pl
 
-from polars_rankmetrics._frames import AnyFrame, collected, read
+from polars_rankmetrics._frames import (
+    AnyFrame,
+    ArrowStream,
+    Eager,
+    collected,
+    eager_caller,
+    read,
+)
+from polars_rankmetrics._measures.diversity import NDEVAL_CUTOFFS, NDEVAL_NAMES
 from polars_rankmetrics._pipeline.trec_eval import (
     TrecMeasure,
     format_trec_eval,
@@ -48,12 +56,16 @@ from polars_rankmetrics._textfiles import (
     require_frame_columns,
     single_spaced,
 )
+from polars_rankmetrics.options import INPUTS
 from polars_rankmetrics.ranking import positions
 
 __all__ = [
     "TrecMeasure",
     "format_trec_eval",
+    "ndeval",
+    "ndeval_measures",
     "parse_trec_measures",
+    "read_trec_diversity_qrels",
     "read_trec_qrels",
     "read_trec_run",
     "trec_eval",
@@ -61,6 +73,9 @@ __all__ = [
     "write_trec_qrels",
     "write_trec_run",
 ]
+
+# the column the diversity qrels' subtopic goes to: the one evaluate reads by default
+_SUBTOPIC = next(str(option.default) for option in INPUTS if option.reads == "subtopics")
 
 RunRanks = Literal["score", "file"]
 Duplicates = Literal["error", "first"]
@@ -562,6 +577,154 @@ def read_trec_qrels(source: FileSource, *, duplicates: Duplicates = "error") -> 
     elif not _all_distinct(frame, ["user", "item"]):
         frame = frame.filter(pl.col(LINENO) == pl.col(LINENO).min().over("user", "item"))
     return frame.select("user", "item", "rel")
+
+
+def read_trec_diversity_qrels(
+    source: FileSource, *, duplicates: Duplicates = "error"
+) -> pl.DataFrame:
+    r"""Read TREC diversity judgements (``topic subtopic docno judgment``) into a frame.
+
+    The subtopic qrels of the TREC Web track's diversity task (2009-2014), as
+    ndeval reads them: one line per (topic, subtopic, document).
+
+    Parameters
+    ----------
+    source
+        Path, bytes or open file.
+    duplicates
+        A document judged twice for one subtopic: ``"error"`` (default) or
+        ``"first"`` (keep the first judgement).
+
+    Returns
+    -------
+    Columns ``user`` (topic), ``subtopic``, ``item`` (docno) and ``rel``
+    (Int64), in file order: the long frame the diversity measures read (pass
+    ``relevance="rel"``; the subtopic column is ``evaluate``'s default).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the line number and the line: a line without exactly
+        four fields, a judgment that is not an integer, a repeated judgement.
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.trec import read_trec_diversity_qrels
+    >>> read_trec_diversity_qrels(b"1 1 d1 1\n1 2 d1 0\n1 2 d7 1\n")
+    shape: (3, 4)
+    ┌──────┬──────────┬──────┬─────┐
+    │ user ┆ subtopic ┆ item ┆ rel │
+    │ ---  ┆ ---      ┆ ---  ┆ --- │
+    │ str  ┆ str      ┆ str  ┆ i64 │
+    ╞══════╪══════════╪══════╪═════╡
+    │ 1    ┆ 1        ┆ d1   ┆ 1   │
+    │ 1    ┆ 2        ┆ d1   ┆ 0   │
+    │ 1    ┆ 2        ┆ d7   ┆ 1   │
+    └──────┴──────────┴──────┴─────┘
+    """
+    _check_choice(duplicates, ("error", "first"), "duplicates")
+    name, split = _fields(source, 4, "topic subtopic docno judgment")
+    frame = split.with_columns(
+        pl.col("__f0").alias("user"),
+        pl.col("__f1").alias(_SUBTOPIC),
+        pl.col("__f2").alias("item"),
+        pl.col("__f3").str.to_integer(strict=False).alias("rel"),
+    )
+    del split
+    _fail(frame, pl.col("rel").is_null(), name=name, problem="the judgment (field 4) is not "
+          "an integer")  # fmt: skip
+    keys = ["user", _SUBTOPIC, "item"]
+    if duplicates == "error":
+        _check_duplicates(frame, keys, name=name, what="the same docno for this subtopic")
+    elif not _all_distinct(frame, keys):
+        frame = frame.filter(pl.col(LINENO) == pl.col(LINENO).min().over(keys))
+    return frame.select(*keys, "rel")
+
+
+def ndeval_measures(
+    measures: Sequence[str] | None = None, *, alpha: float = 0.5, beta: float = 0.5
+) -> dict[str, str]:
+    """The measure names of ndeval (``alpha-nDCG@20``, ``NRBP``...) with their metric strings.
+
+    ``measures``: ndeval's names, with a cutoff (``"ERR-IA@10"``) or without
+    (a cutoff measure then at ndeval's 5, 10 and 20); ``None``: ndeval's 21
+    (its CSV columns, in its order).
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.trec import ndeval_measures
+    >>> ndeval_measures(["alpha-nDCG@20", "NRBP"])
+    {'alpha-nDCG@20': 'alpha_ndcg(alpha=0.5)@20', 'NRBP': 'nrbp(alpha=0.5,beta=0.5)'}
+    """
+    names = list(NDEVAL_NAMES) if measures is None else list(measures)
+    table: dict[str, str] = {}
+    for given in names:
+        family, _, cut = given.partition("@")
+        if family not in NDEVAL_NAMES:
+            raise ValueError(f"unknown ndeval measure {given!r} (ndeval's: {list(NDEVAL_NAMES)})")
+        template = NDEVAL_NAMES[family]
+        cuts = [cut] if cut else [str(k) for k in NDEVAL_CUTOFFS] if "{k}" in template else [""]
+        for k in cuts:
+            label = f"{family}@{k}" if k else family
+            table[label] = template.format(alpha=alpha, beta=beta, k=k)
+    return table
+
+
+def ndeval(
+    qrels: AnyFrame,
+    run: Eager | pl.LazyFrame | ArrowStream,
+    measures: Sequence[str] | None = None,
+    *,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    complete: bool = False,
+    relevance_level: float = 1,
+) -> Eager:
+    r"""The measures of ndeval for a run against diversity qrels: ``measure, query, value`` rows.
+
+    ``qrels``: :func:`read_trec_diversity_qrels`'s frame (``user``,
+    ``subtopic``, ``item``, ``rel``); ``run``: :func:`read_trec_run`'s
+    (``user``, ``item``, ``score``), ranked by score, equal scores by docno
+    descending (ndeval ``-traditional``, trec_eval's order). Per query (topic) in ndeval's order of
+    measures, then ``all``, the mean over the topics of both files (ndeval's
+    ``amean``; ``complete``: every qrels topic, ndeval ``-c``). The values
+    equal ndeval's (``conventions="ndeval"``; see
+    :mod:`polars_rankmetrics._measures.diversity`). In the run's frame kind
+    (a LazyFrame gives a DataFrame; pandas gives pandas).
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.trec import ndeval, read_trec_diversity_qrels, read_trec_run
+    >>> qrels = read_trec_diversity_qrels(b"1 1 a 1\n1 2 b 1\n1 2 a 0\n")
+    >>> run = read_trec_run(b"1 Q0 b 1 2.0 r\n1 Q0 a 2 1.0 r\n")
+    >>> ndeval(qrels, run, ["alpha-nDCG@2", "strec@1"]).rows()  # doctest: +NORMALIZE_WHITESPACE
+    [('alpha-nDCG@2', '1', 1.0), ('strec@1', '1', 0.5),
+     ('alpha-nDCG@2', 'all', 1.0), ('strec@1', 'all', 0.5)]
+    """
+    from polars_rankmetrics.evaluation import evaluate  # noqa: PLC0415 - the face below
+
+    table = ndeval_measures(measures, alpha=alpha, beta=beta)
+    options = {
+        "score": "score", "relevance": "rel", "conventions": "ndeval",
+        "relevance_level": relevance_level,
+        "users_without_recs": "zero" if complete else "exclude",
+    }  # fmt: skip
+    metrics = list(table.values())
+    call = eager_caller(run, name="run")
+    lists, judged = collected(call.frame), collected(call.read(qrels, name="qrels"))
+    per_query = evaluate(lists, judged, metrics, per_user=True, **options)  # type: ignore[arg-type]
+    means = evaluate(lists, judged, metrics, **options)  # type: ignore[arg-type]
+    means = means.with_columns(user=pl.lit("all"))
+    wide = pl.concat([per_query.sort("user"), means.select(per_query.columns)])
+    long = wide.unpivot(index="user", variable_name="metric", value_name="value")
+    names = pl.col("metric").replace_strict({m: n for n, m in table.items()})
+    order = pl.col("metric").replace_strict({m: i for i, m in enumerate(metrics)})
+    rows = long.with_columns(
+        names.alias("measure"), pl.col("user").cast(pl.String).alias("query"), order.alias("__o")
+    )
+    # per query (its measures in ndeval's order), then all
+    ordered = rows.sort(pl.col("query") == "all", "query", "__o")
+    return call.back(ordered.select("measure", "query", "value"))
 
 
 def _check_choice(value: object, allowed: Sequence[str], what: str) -> None:

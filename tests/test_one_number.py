@@ -75,7 +75,11 @@ _TRUTH = [
 ]  # fmt: skip
 TRUTH = pl.DataFrame(
     _TRUTH, schema={"user": pl.String, "item": pl.String, "rel": pl.Int64}, orient="row"
-)
+).with_columns(
+    # each judgement's subtopic, read by the diversity measures (alpha_ndcg, err_ia...)
+    subtopic=pl.Series(["a", "b", "a", "b", "a", "a", "b", "a", "b", "a", "b", "b", "a", "a",
+                        "b", "a"]),
+)  # fmt: skip
 INTERACTIONS = pl.DataFrame(
     {
         "user": ["u1", "u1", "u2", "u3", "u3", "u4", "u5", "u7", "u7", "u7"],

@@ -45,6 +45,8 @@ def data() -> dict[str, Any]:
             "user": rng.integers(0, USERS, m),
             "item": rng.integers(0, ITEMS, m),
             "rel": rng.integers(-1, 4, m),
+            # the judgement's subtopic (the diversity measures read it)
+            "subtopic": rng.integers(0, 3, m),
         }
     ).unique(["user", "item"], maintain_order=True)
     interactions = pl.DataFrame(

@@ -62,6 +62,18 @@ The tables a measure reads (``inputs``):
 ``"interactions"``, ``"catalog"``, ``"category"``, ``"group"``
     A list measure that also reads ``evaluate``'s ``interactions=``,
     ``items=``, ``category=`` or ``group=``.
+``"subtopics"``
+    The subtopic judgements (the diversity measures): the truth's rows carry a
+    subtopic (``evaluate``'s ``subtopic=`` column), one row per (user,
+    subtopic, item). Two tables, each one row per relevant (list, subtopic,
+    item) with its position (``ctx.rank``), :data:`SUBTOPIC_SEEN` (the
+    documents above it relevant to its subtopic) and :data:`SUBTOPIC_RELEVANT`
+    (the subtopic's relevant documents): the run's rows, read by
+    ``subtopic_partials``, and the rows of the greedy ideal ranking, read by
+    ``ideal_subtopic_partials``; :data:`N_SUBTOPICS` (the user's subtopics
+    with a relevant document) on every per-user row. The other measures of the
+    call read the truth collapsed to one row per (user, item), its largest
+    grade (a document relevant to any subtopic is relevant, as ndeval's MAP).
 ``"propensity"``
     Each item's chance of being observed (the debiased measures): on every
     hits-table row, and on the user's relevant truth rows that
@@ -101,11 +113,14 @@ __all__ = [
     "NONRELEVANT_ABOVE",
     "N_NONRELEVANT",
     "N_RELEVANT",
+    "N_SUBTOPICS",
     "POPULARITY_SHARE",
     "PREFIX",
     "PROPENSITY",
     "RELEVANT",
     "RELEVANT_ABOVE",
+    "SUBTOPIC_RELEVANT",
+    "SUBTOPIC_SEEN",
     "TIE_RELEVANT",
     "TIE_SIZE",
     "UNJUDGED_ABOVE",
@@ -146,6 +161,12 @@ UNJUDGED_ABOVE = f"{PREFIX}unjudged_above"  # negative-grade rows at or above
 # largest popularity, n_i / max_j n_j, over the interactions (null: given)
 PROPENSITY = f"{PREFIX}propensity"
 POPULARITY_SHARE = f"{PREFIX}popularity_share"
+# input "subtopics" (the diversity measures): on the run's and the ideal ranking's subtopic
+# rows, the documents above the row relevant to its subtopic (C_s(r - 1)) and the subtopic's
+# relevant documents; per user, the subtopics with a relevant document (|S_q|)
+SUBTOPIC_SEEN = f"{PREFIX}subtopic_seen"
+SUBTOPIC_RELEVANT = f"{PREFIX}subtopic_relevant"
+N_SUBTOPICS = f"{PREFIX}n_subtopics"
 # ties="average": the size of the row's group of equal scores (its position column then
 # holds the group's first position)
 TIE_SIZE = f"{PREFIX}tie_size"
@@ -158,12 +179,12 @@ AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "su
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity",
+    "category", "group", "propensity", "subtopics",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity",
+    "category", "group", "propensity", "subtopics",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 # a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)
@@ -366,6 +387,13 @@ class Measure:
         The same over the judged non-relevant table (input ``"judged"``), over
         every row of the cut (input ``"list"``) and over every judged row of the
         cut with running judgement counts (input ``"judgements"``).
+    subtopic_partials, ideal_subtopic_partials
+        The per-user sums over the run's subtopic rows and over the greedy
+        ideal ranking's (input ``"subtopics"``; see the module docstring).
+    ideal_alpha
+        With ``ideal_subtopic_partials``, the redundancy penalty alpha of the
+        greedy ideal ranking they read (its gain at each step is
+        ``sum_s (1 - alpha)^{C_s}``), from the context's parameters.
     truth_partials
         Per-user sums over the user's truth rows with a positive grade
         (:data:`GRADE`, :data:`RELEVANT`, and with input ``"propensity"`` its
@@ -426,6 +454,9 @@ class Measure:
     list_partials: Callable[[Context], list[Partial]] = _no_partials
     judgement_partials: Callable[[Context], list[Partial]] = _no_partials
     truth_partials: Callable[[Context], list[Partial]] = _no_partials
+    subtopic_partials: Callable[[Context], list[Partial]] = _no_partials
+    ideal_subtopic_partials: Callable[[Context], list[Partial]] = _no_partials
+    ideal_alpha: Callable[[Context], float] | None = None
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None

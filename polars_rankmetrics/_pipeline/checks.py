@@ -241,6 +241,8 @@ def check_truth_schema(schema: pl.Schema, spec: TruthSpec) -> None:
     roles = {"user": spec.user, "item": spec.item}
     if spec.relevance is not None:
         roles["relevance"] = spec.relevance
+    if spec.subtopic is not None:
+        roles["subtopic"] = spec.subtopic
     v.require_columns(schema, roles, frame="truth")
     if spec.relevance is not None:
         v.require_numeric(schema, spec.relevance, frame="truth", role="relevance")
@@ -258,9 +260,13 @@ def truth_checks(
     ``in_memory``: ``lf`` reads a frame in memory (see
     :func:`polars_rankmetrics._validation.duplicate_check`).
     """
-    keys = [*spec.shared_by, spec.user, spec.item]
+    # subtopic judgements: one row per (user, subtopic, item)
+    subtopic = [] if spec.subtopic is None else [spec.subtopic]
+    keys = [*spec.shared_by, spec.user, *subtopic, spec.item]
     columns = {"user": spec.user, "item": spec.item}
     columns.update({f"by[{i}]": name for i, name in enumerate(spec.shared_by)})
+    if spec.subtopic is not None:
+        columns["subtopic"] = spec.subtopic
     show = tuple(keys)
     if spec.relevance is not None:
         columns["relevance"] = spec.relevance
@@ -282,6 +288,7 @@ def prepare(
     truth_spec_args: tuple[str | None, float | None],
     *,
     recs_row_checks: bool = True,
+    subtopic: str | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, TruthSpec, list[tuple[pl.LazyFrame, list[v.DataCheck]]]]:
     """Validate both frames' schemas and return them lazy, with key dtypes unified.
 
@@ -294,7 +301,8 @@ def prepare(
     present in both frames become part of the join key) and the data checks
     of both inputs for :func:`polars_rankmetrics._validation.guard`.
     ``recs_row_checks=False`` leaves out :func:`recs_checks` (the caller checks
-    the rows its measures read instead: :func:`cut_checks`).
+    the rows its measures read instead: :func:`cut_checks`). ``subtopic``: the
+    truth's subtopic column, when a requested measure reads subtopic judgements.
     """
     recs_lf = to_lazy(recs, name="recs")
     truth_lf = to_lazy(truth, name="truth")
@@ -305,7 +313,9 @@ def prepare(
     if level is not None:
         level = v.as_number(level, what="relevance_level")
     shared_by = tuple(name for name in recs_spec.by if name in truth_schema)
-    truth_spec = TruthSpec(recs_spec.user, recs_spec.item, relevance_column, level, shared_by)
+    truth_spec = TruthSpec(
+        recs_spec.user, recs_spec.item, relevance_column, level, shared_by, subtopic
+    )
     check_truth_schema(truth_schema, truth_spec)
     keys = [*shared_by, recs_spec.user, recs_spec.item]
     given_recs, given_truth = recs_lf, truth_lf

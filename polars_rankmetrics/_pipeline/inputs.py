@@ -94,6 +94,9 @@ class TruthSpec:
     relevance: str | None
     relevance_level: float | None
     shared_by: tuple[str, ...]
+    # the subtopic column, when a requested measure reads the subtopic judgements: the
+    # truth then has one row per (user, subtopic, item)
+    subtopic: str | None = None
 
     @property
     def grade(self) -> str:
@@ -121,6 +124,7 @@ class ListInputs:
     propensity: str | None = None
     group: str | None = None
     group_weight: str | None = None
+    subtopic: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,12 @@ from polars_rankmetrics._pipeline.hits import (
 from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
 from polars_rankmetrics._pipeline.propensity import join_keys
+from polars_rankmetrics._pipeline.subtopics import (
+    relevant_subtopics,
+    run_subtopics,
+    with_run_subtopic_sums,
+    with_subtopic_statistics,
+)
 from polars_rankmetrics._pipeline.truth import nonrelevant_counts, truth_statistics
 from polars_rankmetrics._sums import exact_sums
 from polars_rankmetrics.conventions import Conventions
@@ -71,6 +77,7 @@ def per_user_partials(
     join_key: tuple[pl.Expr, pl.Expr] | None = None,
     cut: int | None = None,
     propensities: pl.LazyFrame | None = None,
+    subtopic_truth: pl.LazyFrame | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Per-user partial sums: truth statistics joined with hit statistics.
 
@@ -87,6 +94,9 @@ def per_user_partials(
     ``propensities``: one row per item with its propensity columns (input
     ``"propensity"``, :func:`polars_rankmetrics._pipeline.propensity.item_propensities`),
     joined to the hits and to the relevant truth rows that ``truth_partials`` read.
+    ``subtopic_truth``: the truth with its subtopic rows (input ``"subtopics"``;
+    ``truth`` is then collapsed to one row per (user, item),
+    :mod:`polars_rankmetrics._pipeline.subtopics`).
     """
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
@@ -130,6 +140,13 @@ def per_user_partials(
         user_keys=user_keys,
         propensities=propensities,
     )
+    relevant = None
+    if subtopic_truth is not None:
+        relevant = relevant_subtopics(subtopic_truth, truth_spec)
+        truth_stats = with_subtopic_statistics(
+            truth_stats, relevant, requests=requests, user_keys=user_keys,
+            item=truth_spec.item, rank=spec.rank,
+        )  # fmt: skip
     read_hits = hits
     if propensities is not None:
         # after the cache: the checks on the hit rows read the hits without them
@@ -144,7 +161,13 @@ def per_user_partials(
     tables = partial_tables(
         read_hits, ranked, truth, truth_stats, spec=spec, truth_spec=truth_spec, inputs=inputs
     )
-    return _join_partials(per_user, tables, requests, spec), hits
+    per_user = _join_partials(per_user, tables, requests, spec)
+    if relevant is not None:
+        run = run_subtopics(ranked, relevant, spec, truth_spec)
+        per_user = with_run_subtopic_sums(
+            per_user, run, requests=requests, list_keys=spec.list_keys
+        )
+    return per_user, hits
 
 
 def _with_truth_partials(

@@ -69,9 +69,10 @@ from polars_rankmetrics._pipeline.rank_cut import (
     retrieved_recs,
 )
 from polars_rankmetrics._pipeline.sampled_probe import warn_if_sampled
+from polars_rankmetrics._pipeline.subtopics import collapsed_truth
 from polars_rankmetrics._pipeline.truth import grade_levels
 from polars_rankmetrics.conventions import Conventions, resolve
-from polars_rankmetrics.options import INPUTS, EvaluateOptions, conventions_given
+from polars_rankmetrics.options import DEFAULTS, INPUTS, EvaluateOptions, conventions_given
 
 _HIT_ROW = f"{PREFIX}hit_row"  # a hit row's recommendation row, for the checks on the hit rows
 
@@ -174,6 +175,7 @@ def plan(
         requests=requests,
         truth_requests=truth_requests,
         row_checks=not checks_on_cut,
+        subtopic=_subtopic_column(truth, truth_requests, described),
     )
     # ranks given and no measure reads whole lists: only the hit rows can show a repeat
     # that changes a number, so the recs' repeats are checked (or dropped) there
@@ -244,6 +246,29 @@ def _requests(
     return specs, requests, position, keys
 
 
+def _subtopic_column(
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    requests: Sequence[Request],
+    described: ListInputs,
+) -> str | None:
+    """The truth's subtopic column when a requested measure reads subtopic judgements.
+
+    Refused, naming those measures, when the truth lacks it.
+    """
+    readers = [q.spec.label for q in requests if "subtopics" in q.measure.inputs]
+    if not readers or truth is None:
+        return None
+    column = described.subtopic or str(DEFAULTS["subtopic"])
+    names = truth.collect_schema().names() if isinstance(truth, pl.LazyFrame) else truth.columns
+    if column not in names:
+        raise ValueError(
+            f"{', '.join(readers)} read subtopic judgements: the truth needs one row per "
+            f"(user, subtopic, item) with its subtopic in the column subtopic={column!r}, which "
+            f"it lacks (it has {names}); name that column with subtopic=..."
+        )
+    return column
+
+
 def _recs_spec(roles: Roles, conv: Conventions, position: str) -> RecsSpec:
     """The recs' roles and conventions; ``position``: the rank column read or written."""
     return RecsSpec(
@@ -269,6 +294,7 @@ def _read(
     requests: Sequence[Request],
     truth_requests: Sequence[Request],
     row_checks: bool,
+    subtopic: str | None = None,
 ) -> tuple[
     pl.LazyFrame,
     tuple[pl.LazyFrame, TruthSpec] | None,
@@ -279,6 +305,8 @@ def _read(
 
     ``truth_requests``: the requested metrics that read the truth (none: the
     truth is not read, and neither it nor the recs left to rank are returned).
+    ``subtopic``: the truth's subtopic column (its rows are then (user,
+    subtopic, item), checked as such).
     """
     if truth_requests and truth is None:
         raise ValueError(
@@ -294,6 +322,7 @@ def _read(
             recs_spec,
             (roles.relevance, conv.relevance_level),
             recs_row_checks=row_checks,
+            subtopic=subtopic,
         )
         judged = (truth_lf, truth_spec)
     else:
@@ -361,6 +390,10 @@ def _truth_parts(
     are counted only where the hits table is held (else ``None``).
     """
     truth_lf, truth_spec = judged
+    subtopic_truth = None
+    if truth_spec.subtopic is not None:
+        # the diversity measures read the subtopic rows; the others one row per (user, item)
+        subtopic_truth, truth_lf = truth_lf, collapsed_truth(truth_lf, truth_spec)
     if conv.user_sets == "strict":
         checks.append(user_sets_check(recs_lf, truth_lf, recs_spec, truth_spec))
     inputs = {name for request in truth_requests for name in request.measure.inputs}
@@ -388,6 +421,7 @@ def _truth_parts(
             truth, recs_lf, truth_lf, [*truth_spec.shared_by, roles.user, roles.item]
         ),
         propensities=propensities,
+        subtopic_truth=subtopic_truth,
     )
     # held hits only: else counting their users would run the join once more
     held = in_memory and largest_cutoff(specs) is not None

@@ -45,7 +45,7 @@ from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics._pipeline.plan import guarded_parts
 from polars_rankmetrics._pipeline.propensity import item_propensities, join_keys
 from polars_rankmetrics._pipeline.rank_cut import lengths_in_rank_order, with_positions
-from polars_rankmetrics._sums import fixed_point_column
+from polars_rankmetrics._sums import exact_sums, fixed_point_column
 from polars_rankmetrics.analysis._list_curves import POS, ListCurve, list_curves
 from polars_rankmetrics.conventions import Conventions
 
@@ -56,10 +56,18 @@ _ONE = "__prm_curve_one"  # the one group when there is no ``by``
 
 
 def how_drawn(measure: Measure) -> str | None:
-    """``"lists"`` (the measures of the lists themselves), ``"step"`` (a curve hook) or None."""
+    """How ``curves`` draws ``measure``, or ``None`` (it has no cutoff to vary).
+
+    ``"lists"`` (the measures of the lists themselves), ``"step"`` (a curve
+    hook: every k in one pass) or ``"evaluated"`` (a measure with a cutoff but
+    no step, such as the diversity measures over subtopic rows: evaluated at
+    each k, one plan per k).
+    """
     if measure.lists is not None:
         return "lists"
-    return "step" if measure.curve is not None else None
+    if measure.curve is not None:
+        return "step"
+    return "evaluated" if measure.cutoff != "none" else None
 
 
 def drawn_curves(
@@ -115,6 +123,12 @@ def drawn_curves(
             pieces[label] = _curve(
                 label, measure, tables, groups=groups, ks=ks, top=top, conv=conv, ci=ci
             )
+    for label, measure in chosen:
+        if how_drawn(measure) == "evaluated":
+            pieces[label] = _evaluated_curve(
+                recs, truth, label, measure, ks=ks, roles=roles, conv=conv,
+                described=described, ci=ci,
+            )  # fmt: skip
     if lists:
         pieces.update(
             list_curves(
@@ -129,6 +143,50 @@ def drawn_curves(
         pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__order")
     )
     return result.sort([*by, "__order", _K]).drop("__order")
+
+
+def _evaluated_curve(
+    recs: pl.DataFrame | pl.LazyFrame,
+    truth: pl.DataFrame | pl.LazyFrame | None,
+    label: str,
+    measure: Measure,
+    *,
+    ks: list[int],
+    roles: Roles,
+    conv: Conventions,
+    described: ListInputs,
+    ci: float | None,
+) -> pl.LazyFrame:
+    """The curve of a measure without a step: its per-user parts at each k, aggregated.
+
+    The same users and the same aggregation as ``evaluate`` at each k (one
+    plan per k, so slower than a step's single pass).
+    """
+    by = list(roles.by)
+    parts = [
+        _Part(suffix, squared=ci is not None and measure.aggregation == "mean")
+        for suffix in measure.suffixes
+    ]
+    frames = []
+    for k in ks:
+        name = f"{label}@{k}"
+        per_user = guarded_parts(recs, truth, [name], roles, conv, described=described)
+        frames.append(
+            per_user.select(
+                *by,
+                pl.lit(k, pl.Int64).alias(_K),
+                *(pl.col(part_column(name, p.suffix)).alias(p.column("v")) for p in parts),
+            )
+        )
+    values = pl.concat(frames, how="vertical")
+    counted = pl.all_horizontal(pl.col(p.column("v")).is_not_null() for p in parts)
+    terms = {p.column("s"): pl.col(p.column("v")) for p in parts}
+    terms.update({p.column("s2"): pl.col(p.column("v")).pow(2) for p in parts if p.squared})
+    # exact sums: the per-user values come out of the plans in no fixed order
+    sums = exact_sums(
+        values.filter(counted), [*by, _K], terms, also=[pl.len().alias("__prm_curve_n")]
+    )
+    return _finish(sums, measure, parts, by=by, label=label, ci=ci)
 
 
 def _ranked_lists(

@@ -263,7 +263,7 @@ def curves(
     """
     chosen = _check_metrics(metrics)
     ks = _check_ks(k)
-    judged = [label for label, measure in chosen if how_drawn(measure) == "step"]
+    judged = [label for label, m in chosen if how_drawn(m) in {"step", "evaluated"}]
     if truth is None and judged:
         lists = [m.name for m in all_measures() if how_drawn(m) == "lists"]
         raise ValueError(

@@ -708,8 +708,9 @@ def convention_help() -> dict[str, str]:
 
     Examples
     --------
-    >>> print(convention_help()["duplicates"])
-    An item recommended twice in a list: error or first. (default: error; trec: error)
+    >>> print(convention_help()["duplicates"])  # doctest: +NORMALIZE_WHITESPACE
+    An item recommended twice in a list: error or first.
+    (default: error; trec: error; ndeval: error)
     """
     doc = inspect.getdoc(Conventions) or ""
     section = doc.split("Attributes\n----------\n", 1)[1].split("\n\n", 1)[0]

@@ -19,7 +19,10 @@ from polars_rankmetrics.cli._common import (
 )
 from polars_rankmetrics.trec import (
     format_trec_eval,
+    ndeval,
+    ndeval_measures,
     parse_trec_measures,
+    read_trec_diversity_qrels,
     read_trec_qrels,
     read_trec_run,
     trec_eval,
@@ -34,7 +37,9 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         "trec",
         help="evaluate a TREC run against qrels, printed like trec_eval",
         description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels "
-        "(qid iter docno rel) and print measure, query and value as trec_eval does.",
+        "(qid iter docno rel) and print measure, query and value as trec_eval does. With "
+        "--diversity, the qrels are TREC diversity qrels (topic subtopic docno judgment) and "
+        "the measures ndeval's (ERR-IA@k, alpha-nDCG@k, NRBP, MAP-IA, P-IA@k, strec@k...).",
     )
     command.add_argument("qrels", help="qrels file")
     command.add_argument(
@@ -69,6 +74,19 @@ def add(subparsers: Any) -> argparse.ArgumentParser:
         default="error",
         help="a document listed twice for a query: refuse (as trec_eval) or keep the first",
     )
+    command.add_argument(
+        "--diversity",
+        action="store_true",
+        help="the qrels are diversity qrels (topic subtopic docno judgment): print ndeval's "
+        "measures (-m: ndeval's names, e.g. alpha-nDCG@20, NRBP; default its 21); also implied "
+        "when every -m is one of ndeval's names",
+    )
+    command.add_argument(
+        "--alpha", type=float, default=0.5, help="with --diversity: ndeval's -alpha (0.5)"
+    )
+    command.add_argument(
+        "--beta", type=float, default=0.5, help="with --diversity: ndeval's -beta (0.5)"
+    )
     command.add_argument("--output", metavar="PATH", help="also write the table to PATH")
     command.add_argument("--progress", action="store_true", help="report progress on stderr")
     command.set_defaults(handler=run, command_parser=command)
@@ -81,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     for path in inputs:
         check_input(path)
     output = check_output(args.output, inputs=inputs, option="--output") if args.output else None
+    if _diversity(args):
+        return _run_ndeval(args, output)
     for measure in args.measures or []:
         try:
             parse_trec_measures([measure])
@@ -116,6 +136,53 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.no_summary:
         table = table.filter(pl.col("query") != "all")
+    if output is not None:
+        write_frame(table, output, option="--output")
+    sys.stdout.write(format_trec_eval(table))
+    return 0
+
+
+def _diversity(args: argparse.Namespace) -> bool:
+    """``--diversity``, or every ``-m`` one of ndeval's measure names."""
+    if args.diversity:
+        return True
+    given = args.measures or []
+
+    def known(name: str) -> bool:
+        try:
+            ndeval_measures([name])
+        except ValueError:
+            return False
+        return True
+
+    return bool(given) and all(known(name) for name in given)
+
+
+def _run_ndeval(args: argparse.Namespace, output: Any) -> int:
+    """Ndeval's measures of each run against diversity qrels, in trec_eval's layout."""
+    try:
+        ndeval_measures(args.measures, alpha=args.alpha, beta=args.beta)
+    except ValueError as error:
+        raise CliError(f"-m: {one_line(error)}") from None
+    progress(args, "trec", f"reading {args.qrels} (diversity qrels)")
+    qrels = read_trec_diversity_qrels(args.qrels, duplicates=args.duplicates)
+    blocks = []
+    for path in args.run:
+        progress(args, "trec", f"reading {path}")
+        run_frame = read_trec_run(path, duplicates=args.duplicates)
+        warn_if_few_ids_match(
+            "trec", run_frame, qrels, ["user"], left_name=path, right_name=args.qrels
+        )
+        table = ndeval(
+            qrels, run_frame, args.measures, alpha=args.alpha, beta=args.beta,
+            complete=args.complete, relevance_level=args.relevance_level,
+        )  # fmt: skip
+        if not args.per_query:
+            table = table.filter(pl.col("query") == "all")
+        if args.no_summary:
+            table = table.filter(pl.col("query") != "all")
+        blocks.append(table)
+    table = pl.concat(blocks)
     if output is not None:
         write_frame(table, output, option="--output")
     sys.stdout.write(format_trec_eval(table))

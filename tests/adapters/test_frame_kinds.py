@@ -142,6 +142,9 @@ def _accumulated(k: Make) -> pl.DataFrame:
     return evaluator.compute()
 
 
+# subtopic judgements of RUN's queries and documents (trec.ndeval)
+DIVERSITY_QRELS = QRELS.with_columns(subtopic=pl.col("item").str.len_chars() % 2)
+
 FRAMES: dict[str, Case] = {
     "Evaluator": Case(_accumulated, "polars"),
     "aggregate": Case(lambda k: prm.aggregate(k(PARTS), ["mrr", "pooled_recall@2"], by="model")),
@@ -209,6 +212,9 @@ FRAMES: dict[str, Case] = {
     "trec.format_trec_eval": Case(
         lambda k: trec.format_trec_eval(k(trec.trec_eval(QRELS, RUN, "map"))), "value"
     ),
+    "trec.ndeval": Case(
+        lambda k: trec.ndeval(k(DIVERSITY_QRELS), k(RUN), ["alpha-nDCG@2", "strec@1"]), "eager"
+    ),
     "trec.write_trec_run": Case(
         lambda k: _written(lambda out: trec.write_trec_run(k(RUN), out, score="score")), "value"
     ),
@@ -263,6 +269,8 @@ NO_FRAME = {
     "trec.TrecMeasure": "a class",
     "trec.parse_trec_measures": "measure strings",
     "trec.read_trec_qrels": "a file",
+    "trec.read_trec_diversity_qrels": "a file",
+    "trec.ndeval_measures": "measure names",
     "trec.read_trec_run": "a file",
     "trec.trec_eval_files": "nothing: the folder of trec_eval's own test files",
     "kaggle.PRESETS": "a mapping of presets",

@@ -78,6 +78,11 @@ def data() -> tuple[pl.DataFrame, pl.DataFrame]:
         judgements,
         schema={"user": pl.Int64, "item": pl.String, "rel": pl.Int64},
         orient="row",
+    ).with_columns(
+        # each judgement's subtopic (the diversity measures read it): two intents
+        subtopic=pl.when(pl.col("item").is_in(["a", "c", "q"]))
+        .then(pl.lit("s1"))
+        .otherwise(pl.lit("s2"))
     )
     return recs, truth
 
@@ -166,7 +171,7 @@ def test_bit_for_bit_where_the_per_user_values_agree() -> None:
 
 def test_a_huge_k_costs_what_evaluate_costs() -> None:
     recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
-    truth = pl.DataFrame({"user": [1, 2], "item": ["b", "a"]})
+    truth = pl.DataFrame({"user": [1, 2], "item": ["b", "a"], "subtopic": [1, 1]})
     result = prm.curves(recs, truth, LABELS, k=[HUGE], interactions=HISTORY)
     assert result.height == len(LABELS)
     assert result.get_column("k").to_list() == [HUGE] * len(LABELS)

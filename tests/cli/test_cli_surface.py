@@ -66,5 +66,5 @@ def test_every_convention_option_says_what_it_does(command: str) -> None:
         assert "``" not in text, (name, text)  # plain words, not reST
         assert "(default: " in text, name
     assert helps["denominator"].startswith("AP denominator: min_k (Kaggle min(m_u, k))")
-    assert helps["denominator"].endswith("(default: min_k; trec: relevant)")
+    assert helps["denominator"].endswith("(default: min_k; trec: relevant; ndeval: relevant)")
     assert "None" not in helps["relevance_level"]

@@ -38,6 +38,8 @@ TRUTH = pl.DataFrame({
     "user": [1, 1, 1, 2, 2, 2, 3, 3, 3, 3],
     "item": [9, 100, 7, 9, 3, 10, 9, 20, 5, 10],
     "rel": [2, 0, 1, 1, 2, 0, 1, 3, 1, 0],
+    # the judgements' subtopics, read by the diversity measures
+    "subtopic": [1, 2, 2, 1, 1, 2, 1, 2, 1, 1],
 })  # fmt: skip
 INTERACTIONS = pl.DataFrame(
     {"user": [1, 1, 2, 2, 3, 4, 4, 4], "item": [9, 9, 10, 100, 9, 2, 1, 20]}

@@ -1,0 +1,262 @@
+"""The diversity measures: a worked example, the textbook, and pyndeval (ndeval's C code).
+
+Topics with ties, unjudged documents, subtopics judged only non-relevant,
+topics without relevant subtopics and runs missing topics: every per-topic
+value and every mean equals pyndeval's (the ndeval 4.5 C code), and the
+plain-Python textbook of ``tests/textbook_diversity.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polars_rankmetrics as prm
+from tests import textbook_diversity as textbook
+
+# the ndeval labels of each measure (pyndeval's names) and ours
+CUT = {
+    "alpha_dcg": "alpha-DCG", "alpha_ndcg": "alpha-nDCG", "err_ia": "ERR-IA",
+    "nerr_ia": "nERR-IA", "p_ia": "P-IA", "strec": "strec",
+}  # fmt: skip
+WHOLE = {"nrbp": "NRBP", "nnrbp": "nNRBP", "map_ia": "MAP-IA"}
+# ndeval without -c: the topics of both the run and the qrels, those without a relevant
+# subtopic scoring 0; pyndeval orders equal scores by docno ascending
+NDEVAL: dict[str, Any] = {
+    "score": "score", "relevance": "rel", "conventions": "ndeval", "ties": "item_asc",
+}  # fmt: skip
+
+QRELS = [
+    ("q1", "1", "d1", 1), ("q1", "1", "d2", 1), ("q1", "2", "d2", 1), ("q1", "2", "d3", 0),
+    ("q1", "3", "d4", 2),
+    ("q2", "1", "a", 0), ("q2", "2", "b", 0),
+]  # fmt: skip
+RUN = [
+    ("q1", "d3", 5.0), ("q1", "d2", 4.0), ("q1", "x", 4.0), ("q1", "d1", 3.0), ("q1", "d4", 1.0),
+    ("q2", "a", 1.0),
+]  # fmt: skip
+
+
+def _frames(
+    qrels: list[tuple[str, str, str, int]], run: list[tuple[str, str, float]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    truth = pl.DataFrame(
+        qrels,
+        schema={"user": pl.String, "subtopic": pl.String, "item": pl.String, "rel": pl.Int64},
+        orient="row",
+    )
+    recs = pl.DataFrame(
+        run, schema={"user": pl.String, "item": pl.String, "score": pl.Float64}, orient="row"
+    )
+    return recs, truth
+
+
+def test_worked_example() -> None:
+    recs, truth = _frames(QRELS, RUN)
+    labels = ["alpha_dcg@2", "alpha_ndcg@5", "err_ia@2", "nerr_ia@2", "nrbp", "nnrbp",
+              "map_ia", "p_ia@2", "strec@2"]  # fmt: skip
+    got = prm.evaluate(recs, truth, labels, per_user=True, **NDEVAL).sort("user")
+    # q1: S = {1: d1 d2, 2: d2, 3: d4} (d3 judged 0); run d3, d2, x, d1, d4 (d2 before x:
+    # equal scores, docno ascending). Gains at alpha 1/2: 0, 2, 0, 1/2, 1.
+    # The greedy ideal: d2 (2), d4 (1), d1 (1/2).
+    log3, log5, log6 = math.log2(3), math.log2(5), math.log2(6)
+    want = {
+        "alpha_dcg@2": (2 / log3) / (3 * (1 + 0.5 / log3)),
+        "alpha_ndcg@5": (2 / log3 + 0.5 / log5 + 1 / log6) / (2 + 1 / log3 + 0.5 / 2),
+        "err_ia@2": (2 / 2) / (3 * (1 + 0.5 / 2)),
+        "nerr_ia@2": (2 / 2) / (2 + 1 / 2),
+        "nrbp": (1 - 0.5 * 0.5) / 3 * (2 * 0.5 + 0.5 * 0.5**3 + 1 * 0.5**4),
+        "nnrbp": (2 * 0.5 + 0.5 * 0.5**3 + 0.5**4) / (2 + 1 * 0.5 + 0.5 * 0.25),
+        "map_ia": ((1 / 2 + 2 / 4) / 2 + (1 / 2) / 1 + (1 / 5) / 1) / 3,
+        "p_ia@2": 2 / (2 * 3),
+        "strec@2": 2 / 3,
+    }
+    for label, value in want.items():
+        # q2 has no relevant subtopic: it counts, with 0
+        assert got[label].to_list() == pytest.approx([value, 0.0], rel=1e-12), label
+
+
+def test_ndeval_at_one_is_not_normalised() -> None:
+    # ndeval's normalisation loop starts at rank 2: @1 is the raw gain (pyndeval: 1.0)
+    recs, truth = _frames(QRELS, [("q1", "d1", 1.0)])
+    got = prm.evaluate(recs, truth, ["err_ia@1", "alpha_dcg@1", "nerr_ia@1"], **NDEVAL)
+    assert got.row(0) == pytest.approx((1.0, 1.0, 0.5))
+
+
+def test_paper_normalisation() -> None:
+    recs, truth = _frames(QRELS, RUN)
+    got = prm.evaluate(
+        recs, truth, ["alpha_dcg(norm=none)@2", "err_ia(norm=none)@2"], per_user=True, **NDEVAL
+    ).sort("user")
+    # raw alpha-DCG@2 = 2 / log2(3); Chapelle's ERR-IA = (alpha / |S|) * 2 / 2
+    assert got.row(0)[1:] == pytest.approx((2 / math.log2(3), 0.5 / 3 * 1.0))
+
+
+def test_subtopic_column_missing_is_refused_by_name() -> None:
+    recs, truth = _frames(QRELS, RUN)
+    with pytest.raises(ValueError, match=r"alpha_ndcg@5 read subtopic judgements.*'topic'"):
+        prm.evaluate(recs, truth.drop("subtopic"), "alpha_ndcg@5", subtopic="topic", **NDEVAL)
+
+
+def test_a_subtopic_judged_twice_is_refused() -> None:
+    recs, truth = _frames([*QRELS, ("q1", "1", "d1", 0)], RUN)
+    with pytest.raises(ValueError, match="subtopic"):
+        prm.evaluate(recs, truth, "alpha_ndcg@5", **NDEVAL)
+
+
+def test_a_document_twice_in_a_run_is_refused() -> None:
+    recs, truth = _frames(QRELS, [*RUN, ("q1", "d1", 4.5)])
+    with pytest.raises(ValueError, match="d1"):
+        prm.evaluate(recs, truth, "alpha_ndcg@5", **NDEVAL)
+
+
+def test_the_other_measures_read_the_collapsed_truth() -> None:
+    recs, truth = _frames(QRELS, RUN)
+    both = prm.evaluate(recs, truth, ["alpha_ndcg@5", "map", "ndcg@5"], **NDEVAL)
+    # a document relevant to any subtopic is relevant (ndeval's MAP), its largest grade
+    collapsed = truth.group_by("user", "item").agg(pl.col("rel").max())
+    alone = prm.evaluate(recs, collapsed, ["map", "ndcg@5"], **NDEVAL)
+    assert both.select("map", "ndcg@5").row(0) == pytest.approx(alone.row(0))
+
+
+# ------------------------------------------------------------------ generated topics
+
+
+def _generated(seed: int) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, float]]]:
+    """Qrels and a run: ties, unjudged documents, topics without relevant subtopics."""
+    rng = random.Random(seed)
+    docs = [f"d{n}" for n in range(12)]  # d10, d11: strcmp orders them before d2
+    qrels, run = [], []
+    for topic in (f"t{n}" for n in range(rng.randint(1, 5))):
+        subtopics = [str(s) for s in range(1, rng.randint(1, 4) + 1)]
+        for subtopic in subtopics:
+            for doc in rng.sample(docs, rng.randint(0, 6)):
+                qrels.append((topic, subtopic, doc, rng.choice([0, 0, 1, 1, 2])))
+        if rng.random() < 0.8:  # some topics have no run
+            for doc in rng.sample(docs, rng.randint(1, 10)):
+                run.append((topic, doc, float(rng.randint(0, 4))))  # equal scores
+    if not run:
+        run.append(("t9", "d1", 1.0))  # a run topic without qrels: not counted
+    return qrels, run
+
+
+def _pyndeval(
+    qrels: list[tuple[str, str, str, int]],
+    run: list[tuple[str, str, float]],
+    ks: list[int],
+    alpha: float,
+    beta: float,
+) -> dict[str, dict[str, float]]:
+    pyndeval = pytest.importorskip("pyndeval")
+    measures = [f"{name}@{k}" for name in CUT.values() for k in ks] + list(WHOLE.values())
+    found = pyndeval.ndeval(qrels, run, measures=measures, alpha=alpha, beta=beta)
+    # ndeval's nNRBP of a topic without relevant subtopics is 0 / 0: 0 here
+    return {
+        topic: {name: 0.0 if math.isnan(value) else value for name, value in values.items()}
+        for topic, values in found.items()
+    }
+
+
+def _ours(
+    recs: pl.DataFrame, truth: pl.DataFrame, ks: list[int], alpha: float, beta: float
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    def written(name: str) -> str:
+        # alpha and beta where the measure reads them, left out at their defaults
+        params = {"alpha": alpha} if name not in {"p_ia", "strec", "map_ia"} else {}
+        if "rbp" in name:
+            params["beta"] = beta
+        given = ",".join(f"{p}={v}" for p, v in params.items() if v != 0.5)
+        return f"{name}({given})" if given else name
+
+    labels = {f"{written(name)}@{k}": f"{peer}@{k}" for name, peer in CUT.items() for k in ks}
+    labels.update({written(name): peer for name, peer in WHOLE.items()})
+    per_user = prm.evaluate(recs, truth, list(labels), per_user=True, **NDEVAL)
+    means = prm.evaluate(recs, truth, list(labels), **NDEVAL)
+    rows = {row["user"]: {labels[m]: row[m] for m in labels} for row in per_user.to_dicts()}
+    return rows, {labels[m]: means[m].item() for m in labels}
+
+
+@pytest.mark.parametrize(("alpha", "beta"), [(0.5, 0.5), (0.25, 0.75), (0.75, 0.5)])
+@pytest.mark.parametrize("seed", range(12))
+def test_equal_to_pyndeval_per_topic_and_in_the_mean(seed: int, alpha: float, beta: float) -> None:
+    qrels, run = _generated(seed)
+    ks = [1, 2, 3, 5, 10, 20]
+    want = _pyndeval(qrels, sorted(run), ks, alpha, beta)
+    got, means = _ours(*_frames(qrels, run), ks, alpha, beta)
+    assert set(got) == set(want)
+    for topic, values in want.items():
+        for name, value in values.items():
+            assert got[topic][name] == pytest.approx(value, rel=1e-12, abs=1e-15), (topic, name)
+    for name, mean in means.items():
+        if not want:  # no topic in both: no mean
+            assert mean is None, name
+            continue
+        expected = sum(values[name] for values in want.values()) / len(want)
+        assert mean == pytest.approx(expected, rel=1e-12, abs=1e-15), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 12))
+def test_equal_to_the_textbook(seed: int, k: int) -> None:
+    qrels, run = _generated(seed)
+    recs, truth = _frames(qrels, run)
+    names = [*CUT, *WHOLE]
+    labels = [f"{n}@{k}" if n in CUT else n for n in names]
+    got = prm.evaluate(recs, truth, labels, per_user=True, **NDEVAL)
+    for row in got.to_dicts():
+        topic = row["user"]
+        judged: dict[str, set[str]] = {}
+        for t, subtopic, doc, rel in qrels:
+            if t == topic and rel >= 1:
+                judged.setdefault(subtopic, set()).add(doc)
+        # score descending, docno ascending (NDEVAL's ties)
+        ranked = [doc for t, doc, _ in sorted(run, key=lambda r: (-r[2], r[1])) if t == topic]
+        frozen = {s: frozenset(d) for s, d in judged.items()}
+        want = textbook.measures(ranked, frozen, k)
+        for name, label in zip(names, labels, strict=True):
+            assert row[label] == pytest.approx(want[name], rel=1e-12, abs=1e-15), (topic, label)
+
+
+def test_tf_ranking_alpha_dcg_example() -> None:
+    # TF-Ranking's AlphaDCGMetric documentation (tfr.keras.metrics.AlphaDCGMetric): labels
+    # [[0, 1], [1, 0], [1, 1]] (two subtopics), scores [3, 1, 2], alpha 0.5: 2.1963947
+    truth = pl.DataFrame(
+        {"user": [1, 1, 1, 1], "item": ["i0", "i1", "i2", "i2"], "subtopic": [2, 1, 1, 2]}
+    )
+    recs = pl.DataFrame({"user": [1, 1, 1], "item": ["i0", "i1", "i2"], "score": [3.0, 1.0, 2.0]})
+    got = prm.evaluate(recs, truth, "alpha_dcg(norm=none)@3", score="score").item()
+    assert got == pytest.approx(2.1963947, abs=5e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_equal_to_ir_measures(seed: int) -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = _generated(seed)
+    recs, truth = _frames(qrels, run)
+    measures = [
+        ir_measures.alpha_nDCG @ 10, ir_measures.ERR_IA @ 5, ir_measures.P_IA @ 10,
+        ir_measures.AP_IA,
+    ]  # fmt: skip
+    qrels_frame = truth.rename(
+        {"user": "query_id", "subtopic": "iteration", "item": "doc_id", "rel": "relevance"}
+    ).to_pandas()
+    run_frame = recs.rename({"user": "query_id", "item": "doc_id"}).to_pandas()
+    found = {str(m): {} for m in measures}
+    for metric in ir_measures.iter_calc(measures, qrels_frame, run_frame):
+        found[str(metric.measure)][metric.query_id] = metric.value
+    ours = prm.evaluate(
+        recs, truth, ["alpha_ndcg@10", "err_ia@5", "p_ia@10", "map_ia"], per_user=True, **NDEVAL
+    )
+    for name, label in [("alpha_nDCG@10", "alpha_ndcg@10"), ("ERR_IA@5", "err_ia@5"),
+                        ("P_IA@10", "p_ia@10"), ("AP_IA", "map_ia")]:  # fmt: skip
+        mine = dict(zip(ours["user"], ours[label], strict=True))
+        for topic, value in found[name].items():
+            # a qrels topic the run lacks: ir_measures gives it 0, ndeval leaves it out
+            got = mine.get(topic, 0.0)
+            assert got == pytest.approx(value, rel=1e-12, abs=1e-15), (name, topic)

@@ -228,11 +228,11 @@ def evaluate(
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
         Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
-        (``ap@k``), ``ips_recall(gamma=0,clip=0.001)@k``,
-        ``ips_precision(gamma=0,clip=0.001)@k``, ``ips_hit_rate(gamma=0,clip=0.001)@k``,
-        ``ips_dcg(gamma=0,clip=0.001)@k``, ``ips_ndcg(gamma=0,clip=0.001)@k``,
-        ``ips_map(gamma=0,clip=0.001)@k`` (``ips_ap@k``),
-        ``snips_recall(gamma=0,clip=0.001)@k``,
+        (``ap@k``), ``inst(T=3,depth=1000)@k``, ``insq(T=3,depth=1000)@k``,
+        ``ips_recall(gamma=0,clip=0.001)@k``, ``ips_precision(gamma=0,clip=0.001)@k``,
+        ``ips_hit_rate(gamma=0,clip=0.001)@k``, ``ips_dcg(gamma=0,clip=0.001)@k``,
+        ``ips_ndcg(gamma=0,clip=0.001)@k``, ``ips_map(gamma=0,clip=0.001)@k``
+        (``ips_ap@k``), ``snips_recall(gamma=0,clip=0.001)@k``,
         ``snips_precision(gamma=0,clip=0.001)@k``,
         ``snips_hit_rate(gamma=0,clip=0.001)@k``, ``snips_dcg(gamma=0,clip=0.001)@k``,
         ``snips_ndcg(gamma=0,clip=0.001)@k``, ``snips_map(gamma=0,clip=0.001)@k``
@@ -244,13 +244,14 @@ def evaluate(
         (``iprec_at_recall@k``), ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``,
         ``bpref@k``, ``infap@k`` (``inf_ap@k``), ``rbp_resid(p=0.8)@k``
         (``rbp_residual@k``), ``gm_bpref@k``. Of the lists themselves, which read no
-        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``awrf(p=0.5)@k``,
-        ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``, ``ild@k``,
-        ``personalization@k``, ``novelty(popularity=users)@k``,
-        ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
-        Leave out ``@k`` to evaluate the whole list; ``precision``, ``ips_precision``,
-        ``snips_precision``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
-        ``mean_rank``, ``r_precision`` take none.
+        truth: ``calibration(alpha=0.01)@k``, ``coverage@k``, ``entropy@k``,
+        ``awrf(p=0.5)@k``, ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``,
+        ``ild@k``, ``personalization@k``, ``novelty(popularity=users)@k``,
+        ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``,
+        ``rank_biased_entropy(p=0.85)@k``, ``surprisal@k``. Leave out ``@k`` to evaluate
+        the whole list; ``precision``, ``ips_precision``, ``snips_precision``,
+        ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and ``mean_rank``,
+        ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are

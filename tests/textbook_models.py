@@ -35,3 +35,35 @@ def entropy(counts: Sequence[float]) -> float | None:
     if total <= 0:
         return None
     return -sum(c / total * math.log(c / total) for c in counts if c > 0)
+
+
+def serendipity(
+    ranked: Sequence[tuple[object, int]],
+    relevant: set[object],
+    history: Sequence[tuple[object, object]],
+    catalog_size: int,
+    k: int | None,
+) -> float | None:
+    """RecTools' serendipity of one list: (1/k_u) Σ_relevant max(p_u(r) - p(i), 0).
+
+    ``ranked``: (item, rank) rows; popularity ranks are dense over the distinct
+    users per item in ``history``, 1 = the most users; None for an empty cut.
+    """
+    users_of: dict[object, set[object]] = {}
+    for user, item in history:
+        users_of.setdefault(item, set()).add(user)
+    counts = sorted({len(users) for users in users_of.values()}, reverse=True)
+    popularity_rank = {item: counts.index(len(users)) + 1 for item, users in users_of.items()}
+    rows = [(item, rank) for item, rank in ranked if k is None or rank <= k]
+    if not rows:
+        return None
+    n = catalog_size
+    total = 0.0
+    for item, rank in rows:
+        if item not in relevant:
+            continue
+        for_user = (n + 1 - rank) / n
+        pop = popularity_rank.get(item)
+        for_anyone = (n + 1 - pop) / n if pop is not None else 0.0
+        total += max(for_user - for_anyone, 0.0)
+    return total / len(rows)

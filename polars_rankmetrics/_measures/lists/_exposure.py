@@ -237,14 +237,17 @@ def merged_values(
         stats = [
             expr
             for index, (k, p) in enumerate(attention)
-            for expr in item_stats(pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"})
+            for expr in item_stats(
+                pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked", "xlogx"}
+            )
         ]
         sums = attended.group_by(list(by)).agg(stats) if by else attended.select(stats)
         extra = [name for name in sums.columns if name not in by]
         table = (
             table.join(sums, on=list(by), how="left", nulls_equal=True)
             if by
-            else pl.concat([table, sums], how="horizontal")
+            # a cross join: no lists at all leave the totals without a row, the sums with one
+            else table.join(sums, how="cross")
         )
     columns: list[pl.Expr] = [
         pl.col("any").alias(ANY_LIST),

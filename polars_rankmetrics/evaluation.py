@@ -228,11 +228,11 @@ def evaluate(
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
         Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
-        (``ap@k``), ``ips_recall(gamma=0,clip=0.001)@k``,
-        ``ips_precision(gamma=0,clip=0.001)@k``, ``ips_hit_rate(gamma=0,clip=0.001)@k``,
-        ``ips_dcg(gamma=0,clip=0.001)@k``, ``ips_ndcg(gamma=0,clip=0.001)@k``,
-        ``ips_map(gamma=0,clip=0.001)@k`` (``ips_ap@k``),
-        ``snips_recall(gamma=0,clip=0.001)@k``,
+        (``ap@k``), ``inst(T=3,depth=1000)@k``, ``insq(T=3,depth=1000)@k``,
+        ``ips_recall(gamma=0,clip=0.001)@k``, ``ips_precision(gamma=0,clip=0.001)@k``,
+        ``ips_hit_rate(gamma=0,clip=0.001)@k``, ``ips_dcg(gamma=0,clip=0.001)@k``,
+        ``ips_ndcg(gamma=0,clip=0.001)@k``, ``ips_map(gamma=0,clip=0.001)@k``
+        (``ips_ap@k``), ``snips_recall(gamma=0,clip=0.001)@k``,
         ``snips_precision(gamma=0,clip=0.001)@k``,
         ``snips_hit_rate(gamma=0,clip=0.001)@k``, ``snips_dcg(gamma=0,clip=0.001)@k``,
         ``snips_ndcg(gamma=0,clip=0.001)@k``, ``snips_map(gamma=0,clip=0.001)@k``
@@ -244,17 +244,19 @@ def evaluate(
         (``hits@k``, ``success@k``), ``n_relevant_retrieved@k`` (``num_hits@k``),
         ``judged@k``, ``mrr@k`` (``rr@k``), ``mean_rank``, ``ndcg@k``, ``dcg@k``,
         ``pooled_recall@k`` (``micro_recall@k``), ``r_precision``, ``recall@k``,
-        ``gm_map@k``, ``iprec(recall=0)@k`` (``iprec_at_recall@k``), ``eleven_pt@k``
-        (``eleven_point@k``), ``rbp(p=0.8)@k``, ``bpref@k``, ``infap@k`` (``inf_ap@k``),
-        ``rbp_resid(p=0.8)@k`` (``rbp_residual@k``), ``gm_bpref@k``. Of the lists
-        themselves, which read no truth: ``calibration(alpha=0.01)@k``, ``coverage@k``,
-        ``awrf(p=0.5)@k``, ``ndkl@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``,
-        ``ild@k``, ``personalization@k``, ``novelty(popularity=users)@k``,
-        ``arp(popularity=users)@k``, ``long_tail(head_share=0.2,popularity=users)@k``.
-        Leave out ``@k`` to evaluate the whole list; ``precision``, ``ips_precision``,
-        ``snips_precision``, ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``,
-        ``p_ia``, ``strec``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
-        ``nrbp``, ``nnrbp``, ``map_ia``, ``mean_rank``, ``r_precision`` take none.
+        ``serendipity@k``, ``gm_map@k``, ``iprec(recall=0)@k`` (``iprec_at_recall@k``),
+        ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``, ``bpref@k``, ``infap@k``
+        (``inf_ap@k``), ``rbp_resid(p=0.8)@k`` (``rbp_residual@k``), ``gm_bpref@k``. Of
+        the lists themselves, which read no truth: ``calibration(alpha=0.01)@k``,
+        ``coverage@k``, ``entropy@k``, ``awrf(p=0.5)@k``, ``ndkl@k``, ``gini@k``,
+        ``exposure_gini(p=0.5)@k``, ``ild@k``, ``personalization@k``,
+        ``novelty(popularity=users)@k``, ``arp(popularity=users)@k``,
+        ``long_tail(head_share=0.2,popularity=users)@k``,
+        ``rank_biased_entropy(p=0.85)@k``, ``surprisal@k``. Leave out ``@k`` to evaluate
+        the whole list; ``precision``, ``ips_precision``, ``snips_precision``,
+        ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec``,
+        ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and ``nrbp``, ``nnrbp``,
+        ``map_ia``, ``mean_rank``, ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are
@@ -356,14 +358,15 @@ def evaluate(
         :mod:`polars_rankmetrics.conventions`.
     interactions : frame or None, default None
         The training history, one row per (user, item) (repeats count once), for the measures
-        that read it (the measures of the lists' popularity: novelty, arp, long_tail;
-        calibration; estimated propensities). ``by`` columns it also has (folds) give each group
-        its own history; the others (models) share it.
+        that read it (the measures of the lists' popularity: novelty, arp, long_tail, surprisal;
+        calibration; estimated propensities; serendipity's popularity ranks). ``by`` columns it
+        also has (folds) give each group its own history; the others (models) share it.
     items : frame or None, default None
         The item catalog, one row per item, with the ``item`` column and the columns
         ``category``, ``group``, ``group_weight`` and ``propensity`` name, for the measures that
-        read it (coverage, gini, ild, calibration, the exposure-fairness measures). Every listed
-        item must be in it; one catalog serves every ``by`` group.
+        read it (coverage, gini, ild, calibration, the exposure-fairness measures, serendipity:
+        the catalog's size). Every listed item must be in it; one catalog serves every ``by``
+        group.
     category : str or None, default None
         The column of ``items`` holding each item's category (String, Categorical, Enum or
         integer) or a List of them (ild, calibration).

@@ -348,7 +348,8 @@ _LIST_INPUTS = (
         "interactions", None, "frame or None",
         "The training history, one row per (user, item) (repeats count once), for the "
         "measures that read it (the measures of the lists' popularity: novelty, arp, "
-        "long_tail; calibration; estimated propensities). ``by`` columns it also has (folds) "
+        "long_tail, surprisal; calibration; estimated propensities; serendipity's popularity "
+        "ranks). ``by`` columns it also has (folds) "
         "give each group its own history; the others (models) share it.",
         what="the training history, one row per (user, item)", frame=True,
         reads="interactions",
@@ -358,7 +359,8 @@ _LIST_INPUTS = (
         "The item catalog, one row per item, with the ``item`` column and the columns "
         "``category``, ``group``, ``group_weight`` and ``propensity`` name, for the "
         "measures that read it (coverage, gini, ild, calibration, the exposure-fairness "
-        "measures). Every listed item must be in it; one catalog serves every ``by`` group.",
+        "measures, serendipity: the catalog's size). Every listed item must be in it; one "
+        "catalog serves every ``by`` group.",
         what="the item catalog, one row per item", frame=True, reads="catalog",
     ),
     Declared(

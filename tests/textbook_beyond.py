@@ -18,7 +18,7 @@ Lists = Mapping[object, Sequence[tuple[object, int]]]
 History = Sequence[tuple[object, object]]
 Catalog = Mapping[object, frozenset[object]]
 
-USER_MEASURES = ("novelty", "arp", "long_tail", "ild", "calibration")
+USER_MEASURES = ("novelty", "arp", "long_tail", "ild", "calibration", "surprisal")
 
 
 def top(lists: Lists, k: int | None) -> dict[object, list[object]]:
@@ -77,6 +77,13 @@ def per_user(
         if name == "novelty":
             out[user] = (
                 _mean([-math.log2(max(c.get(i, 0), 1) / n) for i in items]) if n > 0 else None
+            )
+        elif name == "surprisal":
+            # RePlay: log2(N / u_i) / log2(N), a cold item as seen by one user
+            out[user] = (
+                _mean([math.log2(n / max(c.get(i, 0), 1)) / math.log2(n) for i in items])
+                if n > 1
+                else None
             )
         elif name == "arp":
             out[user] = _mean([float(c.get(i, 0)) for i in items])
@@ -143,6 +150,19 @@ def group_value(
         if total == 0:
             return None
         return sum((2 * j - n - 1) * xj for j, xj in enumerate(x, start=1)) / (n * total)
+    if name in ("entropy", "rank_biased_entropy"):
+        # each item's share of the top-k slots of the group's lists (rank-biased: a slot at
+        # rank r weighs 0.85^(r - 1)); natural log
+        patience = 0.85 if name == "rank_biased_entropy" else 1.0
+        weight: dict[object, float] = {}
+        for rows in lists.values():
+            for item, rank in rows:
+                if k is None or rank <= k:
+                    weight[item] = weight.get(item, 0.0) + patience ** (rank - 1)
+        total = sum(weight.values())
+        if total == 0:
+            return None
+        return -sum(w / total * math.log(w / total) for w in weight.values())
     if name == "personalization":
         users = list(cut)
         if len(users) < 2:

@@ -46,7 +46,8 @@ list, for windows down the list: ``expr.cum_prod().over(CURVE_LIST)``) and
 
 When a measure reads the ``"propensity"`` input, the ``"hits"`` and
 ``"truth"`` rows also carry its :data:`PROPENSITY` and
-:data:`POPULARITY_SHARE` columns (joined as ``evaluate`` joins them).
+:data:`POPULARITY_SHARE` columns, and :data:`POPULARITY_RANK` and
+:data:`CATALOG_SIZE` (serendipity's), joined as ``evaluate`` joins them.
 
 Before its first row a user's states are 0 (a maximum's terms are >= 0).
 """

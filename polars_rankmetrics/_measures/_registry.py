@@ -80,7 +80,9 @@ The tables a measure reads (``inputs``):
     ``truth_partials`` read, :data:`PROPENSITY` (the propensity given by the
     ``propensity=`` column of ``items=`` or of the truth, null when estimated) and
     :data:`POPULARITY_SHARE` (``n_i / max_j n_j`` from ``interactions=``,
-    null when given), see :mod:`polars_rankmetrics._pipeline.propensity`.
+    null when given), see :mod:`polars_rankmetrics._pipeline.propensity`; estimated,
+    also :data:`POPULARITY_RANK` (the dense rank of n_i, descending) and
+    :data:`CATALOG_SIZE` (the items of ``items=``), which serendipity reads.
 
 Every per-user row of a truth measure also has :data:`N_RELEVANT` (m_u).
 """
@@ -105,6 +107,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATIONS",
+    "CATALOG_SIZE",
     "DIRECTIONS",
     "GRADE",
     "HIT_INDEX",
@@ -114,6 +117,7 @@ __all__ = [
     "N_NONRELEVANT",
     "N_RELEVANT",
     "N_SUBTOPICS",
+    "POPULARITY_RANK",
     "POPULARITY_SHARE",
     "PREFIX",
     "PROPENSITY",
@@ -167,6 +171,11 @@ POPULARITY_SHARE = f"{PREFIX}popularity_share"
 SUBTOPIC_SEEN = f"{PREFIX}subtopic_seen"
 SUBTOPIC_RELEVANT = f"{PREFIX}subtopic_relevant"
 N_SUBTOPICS = f"{PREFIX}n_subtopics"
+# and, estimated: the item's popularity rank (1 = the most popular; equal counts share a rank,
+# the next count the next rank; null for an item without interactions) and the size of the
+# catalog items= holds (null without items=): serendipity's
+POPULARITY_RANK = f"{PREFIX}popularity_rank"
+CATALOG_SIZE = f"{PREFIX}catalog_size"
 # ties="average": the size of the row's group of equal scores (its position column then
 # holds the group's first position)
 TIE_SIZE = f"{PREFIX}tie_size"

@@ -449,14 +449,16 @@ def _propensities(
     checks: Checks,
 ) -> pl.LazyFrame:
     """The propensity table of the measures that read it (cached); appends its checks."""
-    labels = [request.spec.label for request in requests if "propensity" in request.measure.inputs]
+    reading = [request for request in requests if "propensity" in request.measure.inputs]
     table, table_checks = item_propensities(
         described,
         truth=truth_lf,
         truth_keys=[*truth_spec.shared_by, truth_spec.user],
         relevance=truth_spec.relevance,
         item=truth_spec.item,
-        labels=labels,
+        labels=[request.spec.label for request in reading],
+        # the measures that also read the catalog read the popularity ranks and its size
+        ranked=[r.spec.label for r in reading if "catalog" in r.measure.inputs],
     )
     checks.extend(table_checks)
     # read twice (the hits, the relevant truth): computed once

@@ -30,7 +30,12 @@ from contextvars import ContextVar
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures._registry import POPULARITY_SHARE, PROPENSITY
+from polars_rankmetrics._measures._registry import (
+    CATALOG_SIZE,
+    POPULARITY_RANK,
+    POPULARITY_SHARE,
+    PROPENSITY,
+)
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import ListInputs, to_lazy
 
@@ -77,16 +82,20 @@ def item_propensities(
     relevance: str | None,
     item: str,
     labels: Sequence[str],
+    ranked: Sequence[str] = (),
 ) -> tuple[pl.LazyFrame, Checks]:
     """Each item's (or truth pair's) given propensity, or its share of the largest popularity.
 
     ``truth``: the truth lazy, its key dtypes unified with the recommendations'
     (the table is joined with both); ``truth_keys``: its shared ``by`` columns
-    and user. ``labels``: the metrics that read the table, named in the errors.
+    and user. ``labels``: the metrics that read the table, named in the errors;
+    ``ranked``: those of them that read the popularity rank and the catalog's
+    size (serendipity), which need ``interactions=`` and ``items=``.
     Returns the table, keyed by item (or by the truth's keys and item for a
     truth column, see :func:`join_keys`), and its data checks.
     """
     column = described.propensity
+    _check_ranked(described, ranked)
     truth_schema = truth.collect_schema()
     item_dtype = truth_schema[item]
     if column is not None:
@@ -137,12 +146,49 @@ def item_propensities(
             pl.col(truth_keys[-1]).n_unique().cast(pl.Float64).alias(POPULARITY_COUNT)
         )
     share = pl.col(POPULARITY_COUNT) / pl.col(POPULARITY_COUNT).max()
+    # 1 for the largest count, equal counts one rank, the next count the next (RecTools'
+    # popularity ranks of Serendipity); over the counts of every interaction (Spark's too)
+    rank = pl.col(POPULARITY_COUNT).rank("dense", descending=True).cast(pl.Float64)
     table = counts.select(
         pl.col(item).cast(item_dtype, strict=False),
         pl.lit(None, pl.Float64).alias(PROPENSITY),
         share.alias(POPULARITY_SHARE),
+        rank.alias(POPULARITY_RANK),
     ).filter(pl.col(item).is_not_null())
-    return table, [_history_check(given, truth, labels)]
+    checks = [_history_check(given, truth, labels)]
+    if described.items is None:
+        size = pl.LazyFrame({CATALOG_SIZE: [None]}, schema={CATALOG_SIZE: pl.Float64})
+        return table.join(size, how="cross"), checks
+    catalog = (
+        to_lazy(described.items, name="items")
+        .select(pl.col(item).cast(item_dtype, strict=False))
+        .unique()
+    )
+    size = catalog.select(pl.len().cast(pl.Float64).alias(CATALOG_SIZE))
+    # every catalog item and every truth item (a hit is a truth row, in the catalog or not, as
+    # RecTools reads only the catalog's length) gets a row carrying the catalog's size
+    known = pl.concat([catalog, truth.select(item)]).unique().filter(pl.col(item).is_not_null())
+    table = table.join(known, on=item, how="full", coalesce=True)
+    return table.join(size, how="cross"), checks
+
+
+def _check_ranked(described: ListInputs, ranked: Sequence[str]) -> None:
+    """The measures of popularity ranks read them from interactions= over items=' catalog."""
+    if not ranked:
+        return
+    if described.propensity is not None:
+        raise ValueError(
+            f"{list(ranked)} read each item's popularity rank from interactions=, but "
+            f"propensity={described.propensity!r} gives the propensities instead: evaluate "
+            "them in a call without propensity="
+        )
+    missing = [name for name in ("interactions", "items") if getattr(described, name) is None]
+    if missing:
+        raise ValueError(
+            f"missing input: {list(ranked)} need interactions= (the training history, whose "
+            "item counts give the popularity ranks) and items= (the catalog, whose size n "
+            f"gives the chances (n + 1 - rank) / n); not given: {', '.join(missing)}="
+        )
 
 
 def _history_check(
@@ -169,9 +215,18 @@ def _history_check(
     return rows, [check]
 
 
+def _estimated_only() -> list[pl.Expr]:
+    """The columns only estimated from the interactions: null beside a given propensity."""
+    return [
+        pl.lit(None, pl.Float64).alias(name)
+        for name in (POPULARITY_SHARE, POPULARITY_RANK, CATALOG_SIZE)
+    ]
+
+
 def join_keys(table: pl.LazyFrame) -> list[str]:
     """The columns the propensity table is joined on: the item, or the truth's keys and item."""
-    return [name for name in table.collect_schema() if name not in (PROPENSITY, POPULARITY_SHARE)]
+    values = (PROPENSITY, POPULARITY_SHARE, POPULARITY_RANK, CATALOG_SIZE)
+    return [name for name in table.collect_schema() if name not in values]
 
 
 def _range_check(frame: str, column: str, show: Sequence[str]) -> v.DataCheck:
@@ -205,7 +260,7 @@ def _catalog_propensities(
     table = items.select(
         pl.col(item).cast(item_dtype, strict=False),
         pl.col(column).cast(pl.Float64).alias(PROPENSITY),
-        pl.lit(None, pl.Float64).alias(POPULARITY_SHARE),
+        *_estimated_only(),
     )
     show = (item, column)
     checks = [
@@ -234,7 +289,7 @@ def _truth_propensities(
     table = rows.select(
         *keys,
         pl.col(column).cast(pl.Float64).alias(PROPENSITY),
-        pl.lit(None, pl.Float64).alias(POPULARITY_SHARE),
+        *_estimated_only(),
     )
     show = (*keys, column)
     checks = [

@@ -41,7 +41,7 @@ import polars as pl
 
 from polars_rankmetrics._measures._registry import Measure
 from polars_rankmetrics._measures.lists import _popularity as popularity
-from polars_rankmetrics._measures.lists._exposure import attention_within
+from polars_rankmetrics._measures.lists._exposure import attention_within, x_log_x
 from polars_rankmetrics._measures.lists._hooks import (
     CurveFrames,
     Exposure,
@@ -413,7 +413,7 @@ def _group_curves(
         else pl.LazyFrame({"__prm_catalog": [None]}, schema={"__prm_catalog": pl.Float64})
     )
     running = running.join(n_catalog, how="cross")
-    if reads & {"total", "ranked"}:
+    if reads & {"total", "ranked", "xlogx"}:
         running = running.join(
             _sorted_exposures(events, keys, grid, wanted=wanted), on=[*by, _K], how="left"
         )
@@ -440,7 +440,11 @@ def _group_curves(
         )
         running = running.join(
             _sorted_exposures(attended, keys, grid, wanted=wanted).rename(
-                {"__prm_sx": f"__prm_sx{index}", "__prm_rx": f"__prm_rx{index}"}
+                {
+                    "__prm_sx": f"__prm_sx{index}",
+                    "__prm_rx": f"__prm_rx{index}",
+                    "__prm_lx": f"__prm_lx{index}",
+                }
             ),
             on=[*by, _K],
             how="left",
@@ -463,6 +467,7 @@ def _group_curves(
         users=users,
         length=pl.col(_K).cast(pl.Float64),
         catalog=pl.col("__prm_catalog"),
+        xlogx=column("__prm_lx"),
     )
     pieces: dict[str, pl.LazyFrame] = {}
     for curve in curves:
@@ -477,6 +482,7 @@ def _group_curves(
                 exposure,
                 total=column(f"__prm_sx{weights.index(p)}"),
                 ranked=column(f"__prm_rx{weights.index(p)}"),
+                xlogx=column(f"__prm_lx{weights.index(p)}"),
             )
         )
         value = pl.when(users > 0).then(hook.value(weighted))
@@ -496,7 +502,7 @@ def _group_curves(
 def _sorted_exposures(
     events: pl.LazyFrame, keys: _Keys, grid: pl.LazyFrame, *, wanted: list[int]
 ) -> pl.LazyFrame:
-    """Σ x and Σ r x_(r) per (by..., k): the exposures x_i(k) read at every wanted k, sorted."""
+    """Σ x, Σ r x_(r) and Σ x ln x per (by..., k): the exposures x_i(k) at every wanted k."""
     by, item = keys.by, keys.item
     per_item = events.group_by([*by, item]).agg(pl.col(POS).min().alias("__prm_first"))
     # each shown item at every requested k from its first appearance: its exposure there
@@ -525,4 +531,6 @@ def _sorted_exposures(
         total.cast(pl.Float64).alias("__prm_sx"),
         # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
         ((ordered.cum_count()) * ordered).sum().cast(pl.Float64).alias("__prm_rx"),
+        # Σ x ln x (reals from the join above, in no fixed order): added in ascending order
+        ordered_sum(x_log_x(x)).alias("__prm_lx"),
     )

@@ -33,6 +33,13 @@ HISTORY = pl.DataFrame(
     {"user": [1, 1, 2, 3, 3, 3, 7, 8], "item": ["a", "b", "a", "a", "c", "e", "a", "b"]}
 )
 NO_CUTOFF = [m.name for m in builtin_measures() if m.cutoff == "none"]
+
+
+def _catalog(*frames: pl.DataFrame) -> pl.DataFrame:
+    """Every item of the frames and of the history: serendipity reads the catalog's size."""
+    return pl.concat([frame.select("item") for frame in (*frames, HISTORY)]).unique().sort("item")
+
+
 # each measure by its name (the parameters' defaults), and parameters written out
 LABELS = [m.name for m in CUTOFF] + ["rbp(p=0.9)", "err(max_grade=4)", "fbeta(beta=2)"]
 CONVENTIONS = {
@@ -129,7 +136,8 @@ def test_equal_to_evaluate_at_every_k(
     assert isinstance(longest, int)
     ks = [*range(1, longest + 3), HUGE]
     common: dict[str, Any] = {
-        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY, **options
+        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY,
+        "items": _catalog(recs, truth), **options,
     }  # fmt: skip
     result = prm.curves(recs, truth, [label], k=ks, **common)
     assert result.columns == ["model", "metric", "k", "value"]
@@ -140,7 +148,8 @@ def test_every_measure_in_one_call_with_intervals(data: tuple[pl.DataFrame, pl.D
     recs, truth = data
     ks = [1, 2, 3, 7]
     common: dict[str, Any] = {
-        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY
+        "by": "model", "score": "score", "relevance": "rel", "interactions": HISTORY,
+        "items": _catalog(recs, truth),
     }  # fmt: skip
     result = prm.curves(recs, truth, LABELS, k=ks, ci=0.9, **common)
     assert result.get_column("metric").unique(maintain_order=True).to_list() == LABELS
@@ -172,11 +181,12 @@ def test_bit_for_bit_where_the_per_user_values_agree() -> None:
 def test_a_huge_k_costs_what_evaluate_costs() -> None:
     recs = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "rank": [1, 2, 1]})
     truth = pl.DataFrame({"user": [1, 2], "item": ["b", "a"], "subtopic": [1, 1]})
-    result = prm.curves(recs, truth, LABELS, k=[HUGE], interactions=HISTORY)
+    inputs = {"interactions": HISTORY, "items": _catalog(recs, truth)}
+    result = prm.curves(recs, truth, LABELS, k=[HUGE], **inputs)
     assert result.height == len(LABELS)
     assert result.get_column("k").to_list() == [HUGE] * len(LABELS)
     for label in LABELS:
-        want = prm.evaluate(recs, truth, [f"{label}@{HUGE}"], interactions=HISTORY).item()
+        want = prm.evaluate(recs, truth, [f"{label}@{HUGE}"], **inputs).item()
         got = result.filter(pl.col("metric") == label).get_column("value").item()
         if want is None:  # undefined here (fallout without a judged non-relevant item)
             assert got is None, label

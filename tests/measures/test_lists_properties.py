@@ -35,7 +35,10 @@ PROFILE = settings.get_profile("prm-beyond-" + os.environ.get("PRM_HYPOTHESIS_PR
 
 TOLERANCE = 1e-9
 CATALOG = list(range(12))  # list items come from 0..9; 10 and 11 are never shown
-NAMES = ("coverage", "novelty", "arp", "long_tail", "gini", "personalization", "ild", "calibration")
+NAMES = (
+    "coverage", "novelty", "arp", "long_tail", "gini", "personalization", "ild", "calibration",
+    "entropy", "surprisal", "rank_biased_entropy",
+)  # fmt: skip
 
 
 @st.composite

@@ -324,7 +324,8 @@ def test_every_measure_declares_which_way_is_better() -> None:
 
     directions = {m.name: m.direction for m in builtin_measures()}
     lower = {"fallout", "mean_rank", "rbp_resid", "gini", "exposure_gini", "ndkl", "calibration"}
-    descriptive = {"arp", "novelty", "long_tail", "judged"}
+    # surprisal is novelty normalised (RePlay): descriptive as novelty
+    descriptive = {"arp", "novelty", "long_tail", "judged", "surprisal"}
     assert {name for name, d in directions.items() if d == "lower"} == lower
     assert {name for name, d in directions.items() if d == "none"} == descriptive
     assert set(directions.values()) == {"higher", "lower", "none"}

@@ -41,6 +41,7 @@ __all__ = [
     "per_group",
     "stat_column",
     "values",
+    "x_log_x",
 ]
 
 ANY_LIST = f"{PREFIX}any_list"  # rows of exposure: 0 where a group has no list at all
@@ -78,6 +79,7 @@ def exposure(k: int | None, *, p: float | None = None, length: pl.Expr | None = 
         users=pl.col(stat_column("users", k)),
         length=length,
         catalog=pl.col(CATALOG_N),
+        xlogx=pl.col(stat_column("xlogx", k, p)),
     )
 
 
@@ -106,6 +108,12 @@ def attention_within(rank: pl.Expr, k: int | None, p: float) -> pl.Expr:
     return weight if k is None else pl.when(rank <= k).then(weight).otherwise(0.0)
 
 
+def x_log_x(x: pl.Expr) -> pl.Expr:
+    """``x ln x`` of an exposure x > 0 (Float64)."""
+    exposure = x.cast(pl.Float64)
+    return exposure * exposure.log()
+
+
 def item_stats(
     x: pl.Expr, k: int | None, p: float | None, stats: set[ExposureStat]
 ) -> list[pl.Expr]:
@@ -117,6 +125,8 @@ def item_stats(
         # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
         "ranked": (shown.sort().cum_count() * shown.sort()).sum().cast(pl.Float64),
         "pairs": (x * (x - 1)).sum().cast(pl.Float64) / 2.0,
+        # over the items in no fixed order: the float terms added in an order of their own
+        "xlogx": ordered_sum(x_log_x(shown)),
     }
     return [exprs[stat].alias(stat_column(stat, k, p)) for stat in exprs if stat in stats]
 
@@ -227,14 +237,17 @@ def merged_values(
         stats = [
             expr
             for index, (k, p) in enumerate(attention)
-            for expr in item_stats(pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked"})
+            for expr in item_stats(
+                pl.col(f"__a{index}"), k, p, {"shown", "total", "ranked", "xlogx"}
+            )
         ]
         sums = attended.group_by(list(by)).agg(stats) if by else attended.select(stats)
         extra = [name for name in sums.columns if name not in by]
         table = (
             table.join(sums, on=list(by), how="left", nulls_equal=True)
             if by
-            else pl.concat([table, sums], how="horizontal")
+            # a cross join: no lists at all leave the totals without a row, the sums with one
+            else table.join(sums, how="cross")
         )
     columns: list[pl.Expr] = [
         pl.col("any").alias(ANY_LIST),
@@ -248,6 +261,7 @@ def merged_values(
             (pl.col(f"pairs{index}").cast(pl.Float64) / 2.0).alias(stat_column("pairs", k)),
             pl.col(f"u{index}").cast(pl.Float64).alias(stat_column("users", k)),
             pl.col(f"l{index}").cast(pl.Float64).alias(stat_column("longest", k)),
+            pl.col(f"xlogx{index}").alias(stat_column("xlogx", k)),
         ]
     named = table.select(*by, *columns, *extra)
     return named.select(*by, *values(requests))
@@ -259,7 +273,8 @@ def _histogram_totals(
     """Per ``by`` group, from the histogram (by..., cut, x, m), the sums of each cut.
 
     Integer sums, as :func:`per_group` takes them: the same numbers, then the
-    same floating-point steps.
+    same floating-point steps (Σ x ln x, a real, to rounding: m items of one
+    exposure add m x ln x at once).
     """
     x, m = pl.col("x").cast(pl.Int64), pl.col("m").cast(pl.Int64)
     keys = [*by, "cut"]
@@ -278,6 +293,8 @@ def _histogram_totals(
             (x * m).sum().alias("sum"),
             (x * (x - 1) * m).sum().alias("pairs"),
             (x * pl.col("places")).sum().alias("ranked"),
+            # Σ x ln x: m items of exposure x add m x ln x (reals, added in a fixed order)
+            ordered_sum(pl.when(x > 0).then(m.cast(pl.Float64) * x_log_x(x))).alias("xlogx"),
         )
     )
     wide: pl.DataFrame | None = None
@@ -286,7 +303,10 @@ def _histogram_totals(
         part = per_cut.filter(pl.col("cut") == cut).select(
             *by,
             *([pl.col("any")] if cut == 0 else []),
-            *(pl.col(name).alias(f"{name}{cut}") for name in ("shown", "sum", "pairs", "ranked")),
+            *(
+                pl.col(name).alias(f"{name}{cut}")
+                for name in ("shown", "sum", "pairs", "ranked", "xlogx")
+            ),
         )
         if wide is None:
             wide = part

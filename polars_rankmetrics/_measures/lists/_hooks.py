@@ -54,7 +54,7 @@ __all__ = [
 # c_i counts the distinct users with item i (METRICS.md) or its interaction rows (RecTools,
 # recommenders)
 Count = Literal["users", "interactions"]
-ExposureStat = Literal["shown", "total", "ranked", "pairs", "users"]
+ExposureStat = Literal["shown", "total", "ranked", "pairs", "users", "xlogx"]
 
 
 # the list plan's integer code of a list (by..., user)
@@ -224,7 +224,8 @@ class Exposure:
     items sorted ascending (r = 1..shown); ``pairs`` Σ x_i (x_i - 1) / 2 (the
     pairs of lists sharing an item); ``users`` U, the lists with an item
     within k; ``length`` k (without a cutoff: the longest list's length);
-    ``catalog`` n, the catalog's size.
+    ``catalog`` n, the catalog's size; ``xlogx`` Σ x_i ln x_i over the shown
+    items (an entropy's).
     """
 
     shown: pl.Expr
@@ -234,6 +235,7 @@ class Exposure:
     users: pl.Expr
     length: pl.Expr
     catalog: pl.Expr
+    xlogx: pl.Expr
 
 
 @dataclass(frozen=True)

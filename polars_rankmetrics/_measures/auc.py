@@ -24,6 +24,8 @@ positive, so positive i contributes ``g(u) = max(u, 0)`` (in units of ``1/N``).
 (impressions), ``sum_u n_u auc_u / sum_u n_u`` over the users with both
 classes (Zhou et al., KDD 2018, "Deep Interest Network"; the weights of users
 left out are left out too): a ratio of sums, so ``compare`` refuses it.
+``gauc(weight=positives)`` weights each user by its positives ``P`` instead,
+as RecBole's ``GAUC`` does (with mean ranks for ties: ``ties="average"``).
 
 ``pauc@k`` and ``pap@k`` are RecTools' ``PartialAUC(k)`` and ``PAP(k)`` (Shi
 et al. 2020, Hiranandani et al. 2020), read from positions: the negatives
@@ -77,6 +79,41 @@ recommendations for rich-users" (arXiv 2001.10495); Hiranandani et al.,
 "Optimization and analysis of the pAp@k metric for recommender systems"
 (ICML 2020); scikit-learn ``roc_auc_score``; torchmetrics
 ``RetrievalAUROC``; RecTools ``rectools.metrics.auc``.
+
+Examples
+--------
+User 1 ranks a, b, c, d (b and c tie; a and c relevant); user 2 has only
+relevant candidates, so it has no AUC (null) and the means leave it out:
+
+>>> import polars as pl
+>>> import polars_rankmetrics as prm
+>>> recs = pl.DataFrame({
+...     "user": [1, 1, 1, 1, 2],
+...     "item": ["a", "b", "c", "d", "e"],
+...     "score": [0.9, 0.8, 0.8, 0.1, 0.5],
+... })
+>>> truth = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "c", "e"]})
+>>> metrics = ["auc", "gauc", "auc(max_fpr=0.5)"]
+>>> prm.evaluate(recs, truth, metrics, score="score", ties="average", per_user=True).sort("user")
+shape: (2, 4)
+┌──────┬───────┬───────┬──────────────────┐
+│ user ┆ auc   ┆ gauc  ┆ auc(max_fpr=0.5) │
+│ ---  ┆ ---   ┆ ---   ┆ ---              │
+│ i64  ┆ f64   ┆ f64   ┆ f64              │
+╞══════╪═══════╪═══════╪══════════════════╡
+│ 1    ┆ 0.875 ┆ 0.875 ┆ 0.833333         │
+│ 2    ┆ null  ┆ null  ┆ null             │
+└──────┴───────┴───────┴──────────────────┘
+>>> prm.evaluate(recs, truth, ["pauc@1", "pap@1"], score="score", per_user=True).sort("user")
+shape: (2, 3)
+┌──────┬────────┬───────┐
+│ user ┆ pauc@1 ┆ pap@1 │
+│ ---  ┆ ---    ┆ ---   │
+│ i64  ┆ f64    ┆ f64   │
+╞══════╪════════╪═══════╡
+│ 1    ┆ 1.0    ┆ 1.0   │
+│ 2    ┆ 1.0    ┆ 1.0   │
+└──────┴────────┴───────┘
 """
 
 from __future__ import annotations
@@ -165,16 +202,20 @@ def _auc_finals(ctx: Context) -> Mapping[str, pl.Expr]:
 
 def _gauc_partials(ctx: Context) -> list[Partial]:
     auc = _auc(ctx, 1.0)
-    candidates = pl.col(LIST_LENGTH).first().cast(pl.Float64)
+    if ctx.params["weight"] == "positives":
+        # RecBole's GAUC: each user weighted by its positives
+        weight = _positive_rows().sum().cast(pl.Float64)
+    else:
+        weight = pl.col(LIST_LENGTH).first().cast(pl.Float64)
     return [
         Partial(ctx.name("auc"), auc, fill=None),
         # a user without an AUC carries no weight
-        Partial(ctx.name("candidates"), pl.when(auc.is_not_null()).then(candidates), fill=None),
+        Partial(ctx.name("weight"), pl.when(auc.is_not_null()).then(weight), fill=None),
     ]
 
 
 def _gauc_finals(ctx: Context) -> Mapping[str, pl.Expr]:
-    weight = pl.col(ctx.name("candidates"))
+    weight = pl.col(ctx.name("weight"))
     return {"num": pl.col(ctx.name("auc")) * weight, "den": weight}
 
 
@@ -247,6 +288,16 @@ GAUC = register(
         name="gauc",
         direction="higher",
         cutoff="none",
+        params=(
+            Param(
+                "weight",
+                str,
+                "candidates",
+                "each user's weight: its candidates (impressions, Zhou et al.) or its "
+                "positives (RecBole)",
+                choices=("candidates", "positives"),
+            ),
+        ),
         inputs=frozenset({"hits", "list_length"}),
         repeats="list",
         hit_partials=_gauc_partials,
@@ -255,8 +306,8 @@ GAUC = register(
         fill=None,
         per_user_value=_gauc_value,
         tie_average=True,
-        doc="gauc = sum_u n_u auc_u / sum_u n_u, n_u the user's candidates, over users with "
-        "both classes (Zhou et al. 2018)",
+        doc="gauc = sum_u w_u auc_u / sum_u w_u over users with both classes, w_u the user's "
+        "candidates (Zhou et al. 2018) or, weight=positives, its positives (RecBole)",
     )
 )
 

@@ -72,6 +72,11 @@ def test_gauc_by_hand() -> None:
     frame = prm.evaluate(RECS, TRUTH, ["gauc"], score="score", relevance="rel", ties="average")
     assert frame.item() == pytest.approx((4 * 0.875 + 3 * 0.5) / 7, abs=1e-15)
     assert _per_user("gauc", ties="average") == {1: 0.875, 2: 0.5, 3: None}
+    # RecBole's weights: the positives (2 and 1)
+    frame = prm.evaluate(
+        RECS, TRUTH, ["gauc(weight=positives)"], score="score", relevance="rel", ties="average"
+    )
+    assert frame.item() == pytest.approx((2 * 0.875 + 1 * 0.5) / 3, abs=1e-15)
 
 
 def test_pauc_and_pap_by_hand() -> None:
@@ -235,17 +240,22 @@ def test_partial_auc_against_the_textbook(
 
 
 @SETTINGS
-@given(case=scored_users())
-def test_gauc_against_the_textbook(case: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+@given(case=scored_users(), weighted_by=st.sampled_from(["candidates", "positives"]))
+def test_gauc_against_the_textbook(
+    case: tuple[pl.DataFrame, pl.DataFrame], weighted_by: str
+) -> None:
     recs, truth = case
     total = weight = 0.0
     for user in recs.get_column("user").unique():
         candidates, relevant = _candidates(recs, truth, user)
         value = textbook.auc(candidates, relevant, "score")
         if value is not None:
-            total += len(candidates) * value
-            weight += len(candidates)
-    got = prm.evaluate(recs, truth, ["gauc"], score="score", relevance="rel", ties="average")
+            positives = sum(1 for item, _, _ in candidates if item in relevant)
+            size = len(candidates) if weighted_by == "candidates" else positives
+            total += size * value
+            weight += size
+    metric = f"gauc(weight={weighted_by})"
+    got = prm.evaluate(recs, truth, [metric], score="score", relevance="rel", ties="average")
     assert _close(got.item(), total / weight if weight else None)
 
 

@@ -317,6 +317,8 @@ PAUC = register(
         direction="higher",
         cutoff="required",
         inputs=frozenset({"hits"}),
+        # the negatives above a positive are counted from positions: every row matters
+        repeats="list",
         hit_partials=_pauc_partials,
         finals=_pauc_finals,
         reads_past_cutoff=True,
@@ -331,6 +333,8 @@ PAP = register(
         direction="higher",
         cutoff="required",
         inputs=frozenset({"hits"}),
+        # the negatives above a positive are counted from positions: every row matters
+        repeats="list",
         hit_partials=_pap_partials,
         finals=_pap_finals,
         reads_past_cutoff=True,

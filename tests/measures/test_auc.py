@@ -361,6 +361,15 @@ def test_bad_parameters_and_cutoffs_are_refused() -> None:
         prm.evaluate(RECS, TRUTH, ["pap@3"], ties="average", **roles)
 
 
+@pytest.mark.parametrize("metric", ["auc", "gauc", "pauc@2", "pap@2"])
+def test_two_items_at_one_given_rank_are_refused(metric: str) -> None:
+    # b (a negative) shares position 1 with a: its place decides the negatives above c
+    recs = pl.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "c"], "rank": [1, 1, 2]})
+    truth = pl.DataFrame({"user": [1, 1], "item": ["a", "c"]})
+    with pytest.raises(ValueError, match=r"2 rows with a duplicated \(user, rank\).*user=1"):
+        prm.evaluate(recs, truth, [metric])
+
+
 def test_curves_refuses_pauc_and_pap_by_name() -> None:
     for name in ("pauc", "pap"):
         with pytest.raises(ValueError, match=rf"curves cannot draw '{name}'.*no curve step"):

@@ -227,7 +227,8 @@ def evaluate(
     metrics
         Metric strings (see :func:`parse_metrics`): ``"name@k"``, ``"name"``,
         ``"name@k1,k2,k3"`` (one column per cutoff) or ``"name(param=v)@k"``.
-        Names (from the measure registry). Against the truth: ``precision@k``, ``map@k``
+        Names (from the measure registry). Against the truth: ``auc(max_fpr=1)``,
+        ``gauc(weight=candidates)``, ``pauc@k``, ``pap@k``, ``precision@k``, ``map@k``
         (``ap@k``), ``inst(T=3,depth=1000)@k``, ``insq(T=3,depth=1000)@k``,
         ``ips_recall(gamma=0,clip=0.001)@k``, ``ips_precision(gamma=0,clip=0.001)@k``,
         ``ips_hit_rate(gamma=0,clip=0.001)@k``, ``ips_dcg(gamma=0,clip=0.001)@k``,
@@ -253,10 +254,11 @@ def evaluate(
         ``novelty(popularity=users)@k``, ``arp(popularity=users)@k``,
         ``long_tail(head_share=0.2,popularity=users)@k``,
         ``rank_biased_entropy(p=0.85)@k``, ``surprisal@k``. Leave out ``@k`` to evaluate
-        the whole list; ``precision``, ``ips_precision``, ``snips_precision``,
-        ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec``,
-        ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and ``nrbp``, ``nnrbp``,
-        ``map_ia``, ``mean_rank``, ``r_precision`` take none.
+        the whole list; ``pauc``, ``pap``, ``precision``, ``ips_precision``,
+        ``snips_precision``, ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``,
+        ``p_ia``, ``strec``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
+        ``auc``, ``gauc``, ``nrbp``, ``nnrbp``, ``map_ia``, ``mean_rank``,
+        ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are

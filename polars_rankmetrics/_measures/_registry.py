@@ -48,6 +48,11 @@ The tables a measure reads (``inputs``):
     :data:`NONRELEVANT_ABOVE` (judged non-relevant at or above) and
     :data:`UNJUDGED_ABOVE` (negative grades, trec_eval's "pooled but
     unjudged", at or above). Read by ``judgement_partials`` (bpref, infAP).
+``"list_length"``
+    :data:`LIST_LENGTH` on every hits-table row: the last position of the
+    row's list (its number of candidates when positions are 1..n; a given
+    rank past an empty slot counts the slot; a tie group at its last
+    position under ``ties="average"``). The AUC family reads it.
 ``"n_nonrelevant"``
     :data:`N_NONRELEVANT` on every per-user row: the user's judged
     non-relevant items over the whole truth (grade >= 0, not relevant;
@@ -112,6 +117,7 @@ __all__ = [
     "GRADE",
     "HIT_INDEX",
     "INPUTS",
+    "LIST_LENGTH",
     "MAX_GRADE",
     "NONRELEVANT_ABOVE",
     "N_NONRELEVANT",
@@ -156,6 +162,7 @@ IDEAL_RANK = f"{PREFIX}ideal_rank"  # the row's position in its user's ideal lis
 N_RELEVANT = f"{PREFIX}n_relevant"  # m_u, the user's number of relevant items
 HIT_INDEX = f"{PREFIX}hit_index"  # j: the hit's place among its list's relevant hits
 MAX_GRADE = f"{PREFIX}max_grade"  # the largest grade in the truth (input "max_grade")
+LIST_LENGTH = f"{PREFIX}list_length"  # the last position of the hit's list (input "list_length")
 # input "judgements" (trec_eval's judgement-based measures: bpref, infAP)
 N_NONRELEVANT = f"{PREFIX}n_nonrelevant"  # judged non-relevant items of the user
 RELEVANT_ABOVE = f"{PREFIX}relevant_above"  # relevant judged rows at or above this one
@@ -188,12 +195,12 @@ AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "su
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity", "subtopics",
+    "category", "group", "propensity", "subtopics", "list_length",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity", "subtopics",
+    "category", "group", "propensity", "subtopics", "list_length",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 # a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)
@@ -427,6 +434,10 @@ class Measure:
     per_user_value
         The per-user value from the parts (``per_user=True``); default: the
         ``""`` part.
+    reads_past_cutoff
+        Its cutoff does not bound the positions it reads (``pauc@k`` keeps the
+        user's top k non-relevant items and the relevant items ranked above
+        any of them, however far down): the plan ranks the whole lists.
     tie_average
         The measure implements ``ties="average"`` (its exact expectation over
         the orders of tied scores, with ``ctx.share_within()`` or
@@ -469,6 +480,7 @@ class Measure:
     aggregation: Aggregation = "mean"
     fill: float | None = 0.0
     per_user_value: Callable[[Mapping[str, pl.Expr]], pl.Expr] | None = None
+    reads_past_cutoff: bool = False
     tie_average: bool = False
     curve: Callable[[Context], CurveStep] | None = None
     lists: ListHook | None = None

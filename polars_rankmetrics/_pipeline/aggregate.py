@@ -155,17 +155,18 @@ def _combine(part: AggregationPart) -> pl.Expr:
         # its group's one value, on every row of the group
         return pl.col(part.columns[0]).first().alias(part.label)
     # sums the same to the last bit whatever order the users come in: the frame has
-    # fixed_point's columns of the averaged parts (pooled and summed parts are counts,
+    # fixed_point's columns of the averaged and pooled parts (summed parts are counts,
     # whose float sums are exact)
     sums = tuple(
-        exact_sum(name) if part.kind in _AVERAGED else pl.col(name).sum() for name in part.columns
+        exact_sum(name) if part.kind in _EXACT else pl.col(name).sum() for name in part.columns
     )
     counts = tuple(pl.col(name).count() for name in part.columns)
     return FINISH[part.kind](POLARS, Totals(sums, counts)).alias(part.label)
 
 
-# the kinds whose value divides a sum of floats: summed exactly (fixed point)
-_AVERAGED: frozenset[Aggregation] = frozenset({"mean", "geometric_mean"})
+# the kinds whose value divides a sum of floats: summed exactly (fixed point); a pooled
+# part may be a weighted value, not a count (gauc's num: a user's weight times its AUC)
+_EXACT: frozenset[Aggregation] = frozenset({"mean", "geometric_mean", "pooled"})
 
 
 def per_user_values(specs: Sequence[MetricSpec]) -> list[pl.Expr]:
@@ -211,8 +212,8 @@ def decided_by_the_whole_truth(specs: Sequence[MetricSpec]) -> dict[str, list[st
 
 def aggregate_lf(parts: pl.LazyFrame, specs: Sequence[MetricSpec], by: list[str]) -> pl.LazyFrame:
     combos = [aggregation_part(spec) for spec in specs]
-    averaged = [c.columns[0] for c in combos if c.kind in _AVERAGED]
-    parts = parts.with_columns(fixed_point(averaged))
+    exact = [name for c in combos if c.kind in _EXACT for name in c.columns]
+    parts = parts.with_columns(fixed_point(exact))
     combined = [_combine(combo) for combo in combos]
     if by:
         return parts.group_by(by).agg(combined).sort(by)

@@ -11,7 +11,14 @@ from collections.abc import Collection, Sequence
 
 import polars as pl
 
-from polars_rankmetrics._measures._registry import GRADE, MAX_GRADE, N_NONRELEVANT, N_RELEVANT
+from polars_rankmetrics._measures._registry import (
+    GRADE,
+    LIST_LENGTH,
+    MAX_GRADE,
+    N_NONRELEVANT,
+    N_RELEVANT,
+    TIE_SIZE,
+)
 from polars_rankmetrics._pipeline.hits import (
     binary_hit_columns,
     hits_table,
@@ -133,6 +140,12 @@ def per_user_partials(
         hits = hits.cache()
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+    if "list_length" in inputs:
+        hits = hits.join(
+            list_lengths(ranked, spec, tie_groups=conv.ties == "average"),
+            on=spec.list_keys,
+            how="left",
+        )
     truth_stats = _with_truth_partials(
         truth_stats,
         relevant_truth,
@@ -168,6 +181,19 @@ def per_user_partials(
             per_user, run, requests=requests, list_keys=spec.list_keys
         )
     return per_user, hits
+
+
+def list_lengths(ranked: pl.LazyFrame, spec: RecsSpec, *, tie_groups: bool) -> pl.LazyFrame:
+    """Each list's last position, :data:`LIST_LENGTH` (input ``"list_length"``).
+
+    Positions from scores are 1..n, so it is the number of candidates; a given
+    rank past an empty slot counts the slot (as every measure reads positions).
+    With tie groups the position column holds each group's first position.
+    """
+    last = pl.col(spec.rank).cast(pl.Int64)
+    if tie_groups:
+        last = last + pl.col(TIE_SIZE).cast(pl.Int64) - 1
+    return ranked.group_by(spec.list_keys).agg(last.max().alias(LIST_LENGTH))
 
 
 def _with_truth_partials(

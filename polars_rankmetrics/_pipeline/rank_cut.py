@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures._registry import TIE_SIZE
+from polars_rankmetrics._measures._registry import TIE_SIZE, lookup
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import RecsSpec, TruthSpec
 from polars_rankmetrics._pipeline.parse import MetricSpec
@@ -260,7 +260,8 @@ def cut(lf: pl.LazyFrame, k: int | None, rank: str) -> pl.LazyFrame:
 
 def largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
     """The cut that keeps every position some metric reads (None: the whole list)."""
-    cutoffs = [spec.k for spec in specs]
+    # a measure whose cutoff counts something else than positions reads the whole list
+    cutoffs = [None if lookup(spec.name).reads_past_cutoff else spec.k for spec in specs]
     if any(k is None for k in cutoffs):
         return None
     return max(k for k in cutoffs if k is not None)

@@ -25,7 +25,18 @@ HUGE = 10_000_000
 
 # the measures of the lists themselves are drawn by analysis/_list_curves (their own
 # equality with evaluate is tests/analysis/test_lists_analysis.py); they read no truth
-CUTOFF = [m for m in builtin_measures() if m.cutoff != "none" and "beyond_accuracy" not in m.inputs]
+CUTOFF = [
+    m
+    for m in builtin_measures()
+    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is not None
+]
+# a cutoff that counts something else than positions (pauc@k: the top k negatives) has
+# no curve step: its value at k reads positions past k
+UNDRAWN = [
+    m.name
+    for m in builtin_measures()
+    if m.cutoff != "none" and "beyond_accuracy" not in m.inputs and m.curve is None
+]
 LISTS = [m.name for m in builtin_measures() if "beyond_accuracy" in m.inputs]
 # the training history the debiased measures estimate their propensities from (items of
 # several popularities, one never seen: its weight is the clip's)
@@ -121,7 +132,9 @@ def _assert_equal(
 
 def test_every_measure_with_a_cutoff_is_covered() -> None:
     names = {label.split("(")[0] for label in LABELS}
-    assert {m.name for m in builtin_measures() if m.cutoff != "none"} == names | set(LISTS)
+    cut = {m.name for m in builtin_measures() if m.cutoff != "none"}
+    assert cut == names | set(LISTS) | set(UNDRAWN)
+    assert set(UNDRAWN) == {"pauc", "pap"}
     # the ones curves turned away before its hooks
     assert {"err", "rbp", "judged", "gm_map", "fbeta", "n_relevant_retrieved"} <= names
 
@@ -257,6 +270,15 @@ def test_a_measure_without_a_cutoff_is_refused_by_name(
 ) -> None:
     recs, truth = data
     with pytest.raises(ValueError, match=rf"'{name}'.*no cutoff to vary"):
+        prm.curves(recs, truth, [name], score="score", relevance="rel")
+
+
+@pytest.mark.parametrize("name", UNDRAWN)
+def test_a_measure_without_a_curve_step_is_refused_by_name(
+    data: tuple[pl.DataFrame, pl.DataFrame], name: str
+) -> None:
+    recs, truth = data
+    with pytest.raises(ValueError, match=rf"'{name}'.*no curve step"):
         prm.curves(recs, truth, [name], score="score", relevance="rel")
 
 

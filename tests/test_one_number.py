@@ -11,8 +11,8 @@ the same places) or refuses the metric with an error that names it:
 * ``compare``'s per-system rows (its ``mean``); it refuses exactly the
   measures whose users are not combined by a mean (the measure's own
   declaration says which);
-* ``curves`` at k; it refuses exactly the measures without a cutoff or without a curve
-  step (their own declaration says which);
+* ``curves`` at k; it refuses exactly the measures without a cutoff (a measure without
+  a curve step is evaluated at each k);
 * ``rankmetrics evaluate`` on Parquet and CSV files;
 * Spark (``-m spark``, :func:`test_spark_gives_the_same_number`).
 
@@ -259,10 +259,8 @@ def _compare_refuses(measure: Measure, conv: Mapping[str, Any]) -> bool:
 
 
 def _curves_refuses(measure: Measure, conv: Mapping[str, Any]) -> bool:
-    # documented: curves draws no tie-averaged curve yet (the tie shares vary with k), and
-    # no measure that declares no curve step (pauc@k: its k counts negatives, not positions)
-    undrawn = measure.curve is None and measure.lists is None
-    return measure.cutoff == "none" or undrawn or conv.get("ties") == "average"
+    # documented: curves draws no tie-averaged curve yet (the tie shares vary with k)
+    return measure.cutoff == "none" or conv.get("ties") == "average"
 
 
 def _never(measure: Measure, conv: Mapping[str, Any]) -> bool:

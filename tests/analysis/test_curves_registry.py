@@ -134,7 +134,8 @@ def test_every_measure_with_a_cutoff_is_covered() -> None:
     names = {label.split("(")[0] for label in LABELS}
     cut = {m.name for m in builtin_measures() if m.cutoff != "none"}
     assert cut == names | set(LISTS) | set(UNDRAWN)
-    assert set(UNDRAWN) == {"pauc", "pap"}
+    # no curve step (pauc@k: its k counts negatives; the diversity measures): evaluated at each k
+    assert {"pauc", "pap", "alpha_ndcg", "err_ia"} <= set(UNDRAWN)
     # the ones curves turned away before its hooks
     assert {"err", "rbp", "judged", "gm_map", "fbeta", "n_relevant_retrieved"} <= names
 
@@ -274,12 +275,16 @@ def test_a_measure_without_a_cutoff_is_refused_by_name(
 
 
 @pytest.mark.parametrize("name", UNDRAWN)
-def test_a_measure_without_a_curve_step_is_refused_by_name(
+def test_a_measure_without_a_curve_step_is_its_value_at_each_k(
     data: tuple[pl.DataFrame, pl.DataFrame], name: str
 ) -> None:
     recs, truth = data
-    with pytest.raises(ValueError, match=rf"'{name}'.*no curve step"):
-        prm.curves(recs, truth, [name], score="score", relevance="rel")
+    common = {"score": "score", "relevance": "rel", "by": "model"}
+    drawn = prm.curves(recs, truth, [name], k=[1, 2, 3], **common)
+    for k in (1, 2, 3):
+        at_k = prm.evaluate(recs, truth, [f"{name}@{k}"], **common).sort("model")
+        values = drawn.filter(pl.col("k") == k).sort("model").get_column("value")
+        assert values.to_list() == at_k.get_column(f"{name}@{k}").to_list(), (name, k)
 
 
 # ------------------------------------------------------------------ random inputs

@@ -374,10 +374,14 @@ def test_two_items_at_one_given_rank_are_refused(metric: str) -> None:
         prm.evaluate(recs, truth, [metric])
 
 
-def test_curves_refuses_pauc_and_pap_by_name() -> None:
+def test_curves_of_pauc_and_pap_are_their_values_at_each_k() -> None:
+    # no curve step (k counts negatives, not positions): curves evaluates them at each k
+    options = {"score": "score", "relevance": "rel"}
     for name in ("pauc", "pap"):
-        with pytest.raises(ValueError, match=rf"curves cannot draw '{name}'.*no curve step"):
-            prm.curves(RECS, TRUTH, [name], k=[1, 2], score="score", relevance="rel")
+        drawn = prm.curves(RECS, TRUTH, [name], k=[1, 2, 3], **options)
+        for k in (1, 2, 3):
+            at_k = prm.evaluate(RECS, TRUTH, [f"{name}@{k}"], **options).item()
+            assert drawn.filter(pl.col("k") == k).get_column("value").item() == at_k
 
 
 def test_compare_refuses_gauc_a_ratio_of_sums() -> None:

@@ -199,26 +199,31 @@ def _refuse_nan(block: np.ndarray[Any, Any], start: int, users: Ids, items: Ids)
         )
 
 
-def _selected(
+def _kept(
     key: np.ndarray[Any, Any], k: int, places: np.ndarray[Any, Any]
-) -> np.ndarray[Any, Any]:
-    """The cells of each row kept: its k smallest keys, ties at the k-th in tie order."""
-    threshold = np.partition(key, k - 1, axis=1)[:, k - 1 : k]
-    better = key < threshold
-    tied = key == threshold
-    wanted = k - better.sum(axis=1)
-    surplus = np.flatnonzero(tied.sum(axis=1) > wanted)
-    for row in surplus:  # more items tie at the k-th than places left: the tie order picks
-        columns = np.flatnonzero(tied[row])
-        keep = columns[np.argsort(places[columns], kind="stable")[: wanted[row]]]
-        tied[row] = False
-        tied[row, keep] = True
-    # a row whose k-th key is NaN (fewer than k items left): every item not excluded
-    short = np.isnan(threshold[:, 0]) if np.issubdtype(key.dtype, np.floating) else None
-    chosen: np.ndarray[Any, Any] = better | tied
-    if short is not None and short.any():
-        chosen[short] = ~np.isnan(key[short])
-    return chosen
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The (row, column) of each row's k smallest keys, ties at the k-th in tie order.
+
+    ``np.argpartition`` gives k columns per row; they are the answer unless a
+    column left out ties with the k-th key (counted in one pass), and only
+    those rows are redone, the tie order picking among the tied columns. NaN
+    keys (excluded items) sort last: a row with fewer than k others keeps them all.
+    """
+    best = np.argpartition(key, k - 1, axis=1)[:, :k]
+    values = np.take_along_axis(key, best, axis=1)
+    valid = ~np.isnan(values)
+    threshold = np.where(valid, values, -np.inf).max(axis=1)
+    crowded = np.flatnonzero(
+        np.count_nonzero(key <= threshold[:, None], axis=1) > valid.sum(axis=1)
+    )
+    for row in crowded:  # more items tie at the k-th than places left: the tie order picks
+        better = np.flatnonzero(key[row] < threshold[row])
+        tied = np.flatnonzero(key[row] == threshold[row])
+        tied = tied[np.argsort(places[tied], kind="stable")[: k - len(better)]]
+        best[row] = np.concatenate([better, tied])
+        valid[row] = True
+    rows = np.repeat(np.arange(len(key)), k).reshape(len(key), k)
+    return rows[valid], best[valid]
 
 
 def top_k_rows(
@@ -271,7 +276,7 @@ def _rows_of(
 ) -> pl.DataFrame:
     """One chunk's kept cells as rows, sorted by row, then score, then tie order."""
     users, items = ids
-    rows, columns = np.nonzero(_selected(key, k, places))
+    rows, columns = _kept(key, k, places)
     order = np.lexsort((places[columns], key[rows, columns], rows))
     rows, columns = rows[order], columns[order]
     first_of_row = np.searchsorted(rows, rows, side="left")

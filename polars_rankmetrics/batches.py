@@ -313,6 +313,7 @@ class _State:
     def __init__(self) -> None:
         self.parts: list[pl.DataFrame] = []
         self.users: list[pl.DataFrame] = []
+        self.hashes: set[int] = set()  # of the users' keys (:func:`_hashes`)
         self.groups: list[pl.DataFrame] = []
         self.truths: list[pl.DataFrame] = []
         self.recs_example = pl.DataFrame()
@@ -322,6 +323,7 @@ class _State:
     def add(self, users: pl.DataFrame, recs_example: pl.DataFrame) -> None:
         self.batches += 1
         self.users.append(users)
+        self.hashes.update(_hashes(users.drop(_BATCH)))
         if recs_example.height or not self.recs_example.width:
             self.recs_example = recs_example
 
@@ -340,13 +342,19 @@ class _State:
         """Drop what a refused batch left: its users."""
         self.refused += 1
         self.users = [frame.filter(pl.col(_BATCH) != batch) for frame in self.users]
+        self.hashes = {h for users in self.users for h in _hashes(users.drop(_BATCH))}
 
     def refuse_seen(self, keys: pl.DataFrame) -> None:
-        """Refuse the users of ``keys`` (with their batch) already added."""
-        if not self.users:
+        """Refuse the users of ``keys`` (with their batch) already added.
+
+        The keys' hashes are looked up first, in time proportional to the
+        batch; only a hash seen before (a repeated user, or a collision) joins
+        the keys with every user added.
+        """
+        on = [name for name in keys.columns if name != _BATCH]
+        if not self.users or self.hashes.isdisjoint(_hashes(keys.select(on))):
             return
         seen = pl.concat(self.users, how="vertical_relaxed")
-        on = [name for name in keys.columns if name != _BATCH]
         again = seen.join(keys, on=on, how="inner", suffix="_new")
         if again.height:
             first = again.row(0, named=True)
@@ -361,7 +369,6 @@ class _State:
                 f"{who} (batch {first[_BATCH]}); a batch holds whole users, every row of each "
                 "in one batch"
             )
-        self.users = [seen]
 
     def merge(self, other: _State) -> None:
         shift = self.batches
@@ -372,6 +379,7 @@ class _State:
         for users in moved(other.users):
             self.refuse_seen(users)
         self.users.extend(moved(other.users))
+        self.hashes |= other.hashes
         self.parts.extend(other.parts)
         self.groups.extend(moved(other.groups))
         self.truths.extend(moved(other.truths))
@@ -410,6 +418,7 @@ class _State:
             if path.exists():
                 setattr(state, name, [pl.read_ipc(path)])
         state.recs_example = pl.read_ipc(folder / "recs_example.arrow")
+        state.hashes = {h for users in state.users for h in _hashes(users.drop(_BATCH))}
         state.batches = batches
         return state
 
@@ -479,16 +488,27 @@ def _refuse_undecided(specs: Sequence[MetricSpec]) -> None:
         )
 
 
-def _user_keys(
-    recs: pl.DataFrame | pl.LazyFrame, truth: pl.DataFrame | pl.LazyFrame | None, keys: list[str]
-) -> pl.DataFrame:
-    frames = [recs.lazy().select(keys)]
-    if truth is not None and all(name in truth.collect_schema().names() for name in keys):
-        frames.append(truth.lazy().select(keys))
+def _user_keys(recs: pl.DataFrame, truth: pl.DataFrame | None, keys: list[str]) -> pl.DataFrame:
+    frames = [recs.select(keys)]
+    if truth is not None and all(name in truth.columns for name in keys):
+        frames.append(truth.select(keys))
     try:
-        return pl.concat(frames, how="vertical_relaxed").unique().collect()
+        if len(keys) == 1:  # one column: its distinct values, cheaper than a frame's rows
+            distinct = [frame.select(pl.col(keys[0]).unique()) for frame in frames]
+        else:
+            distinct = [frame.unique() for frame in frames]
+        return pl.concat(distinct, how="vertical_relaxed").unique()
     except pl.exceptions.PolarsError as exc:
         raise ValueError(f"the batch's user columns {keys} could not be read: {exc}") from exc
+
+
+def _hashes(keys: pl.DataFrame) -> list[int]:
+    """A 64-bit hash of each row of user keys, the same for equal ids of any integer type."""
+    canonical = [
+        pl.col(name).cast(pl.Int128) if dtype.is_integer() else pl.col(name).cast(pl.String)
+        for name, dtype in keys.schema.items()
+    ]
+    return cast("list[int]", keys.select(canonical).hash_rows(seed=0).to_list())
 
 
 def _described_options(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -63,7 +63,7 @@ from polars_rankmetrics._measures.lists import Keys, ListRequest, OfGroup, RowMe
 from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
 from polars_rankmetrics._measures.lists._hooks import Count
-from polars_rankmetrics._pipeline.aggregate import FINISH, Totals
+from polars_rankmetrics._pipeline.aggregate import FINISH, Totals, decided_by_the_whole_truth
 from polars_rankmetrics._pipeline.inputs import RecsSpec, as_list
 from polars_rankmetrics._pipeline.population import with_every_group
 from polars_rankmetrics._pipeline.propensity import POPULARITY_COUNT, counted_popularity
@@ -1003,15 +1003,8 @@ def _truth_wide_metrics(
     the bucket's metric string; the other metrics go as they are.
     """
     labels = tuple(spec.label for spec in specs)
-    decided = {
-        spec.label: [
-            param.name
-            for param in lookup(spec.name).params
-            if param.from_truth == "max_grade" and dict(spec.params).get(param.name) is None
-        ]
-        for spec in specs
-    }
-    if truth is None or relevance is None or not any(decided.values()):
+    decided = decided_by_the_whole_truth(specs)
+    if truth is None or relevance is None or not decided:
         # binary truth: every bucket's largest grade is 1, as the whole truth's
         return labels, {}
     grade = F.col(relevance).cast("double")
@@ -1020,7 +1013,7 @@ def _truth_wide_metrics(
         return labels, {}
     metrics, renames = [], {}
     for spec in specs:
-        if not decided[spec.label]:
+        if spec.label not in decided:
             metrics.append(spec.label)
             continue
         params = {**dict(spec.params), **dict.fromkeys(decided[spec.label], float(largest[0]))}

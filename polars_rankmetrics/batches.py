@@ -489,17 +489,23 @@ def _refuse_undecided(specs: Sequence[MetricSpec]) -> None:
 
 
 def _user_keys(recs: pl.DataFrame, truth: pl.DataFrame | None, keys: list[str]) -> pl.DataFrame:
-    frames = [recs.select(keys)]
+    """The batch's distinct users (their key columns) in the recs and the truth."""
+    missing = [name for name in keys if name not in recs.columns]
+    if missing:
+        raise ValueError(
+            f"recs has no column {missing[0]!r} (the user or a by column of the Evaluator's "
+            f"options); its columns: {recs.columns}"
+        )
+    frames = [recs]
     if truth is not None and all(name in truth.columns for name in keys):
-        frames.append(truth.select(keys))
-    try:
-        if len(keys) == 1:  # one column: its distinct values, cheaper than a frame's rows
-            distinct = [frame.select(pl.col(keys[0]).unique()) for frame in frames]
-        else:
-            distinct = [frame.unique() for frame in frames]
-        return pl.concat(distinct, how="vertical_relaxed").unique()
-    except pl.exceptions.PolarsError as exc:
-        raise ValueError(f"the batch's user columns {keys} could not be read: {exc}") from exc
+        frames.append(truth)
+    # each frame's distinct keys first (the batches' rows are many per user); one column's
+    # distinct values cost less than a frame's distinct rows
+    if len(keys) == 1:
+        distinct = [frame.select(pl.col(keys[0]).unique()) for frame in frames]
+    else:
+        distinct = [frame.select(keys).unique() for frame in frames]
+    return pl.concat(distinct, how="vertical_relaxed").unique()
 
 
 def _hashes(keys: pl.DataFrame) -> list[int]:

@@ -190,6 +190,8 @@ def test_a_refused_batch_is_named_and_the_others_are_kept(buffer_rows: int) -> N
         check_exact=True,
     )
     evaluator.update(_of(RECS, ["u2"]), _of(TRUTH, ["u2"]))  # the refused users may come again
+    with pytest.raises(ValueError, match=r"recs has no column 'user'.*'usr'"):
+        evaluator.update(_of(RECS, ["u4"]).rename({"user": "usr"}), _of(TRUTH, ["u4"]))
     with pytest.raises(ValueError, match="no batch yet"):
         Evaluator(["mrr"]).compute()
 

@@ -53,6 +53,13 @@ The tables a measure reads (``inputs``):
     row's list (its number of candidates when positions are 1..n; a given
     rank past an empty slot counts the slot; a tie group at its last
     position under ``ties="average"``). The AUC family reads it.
+``"score_ties"``
+    :data:`TIE_START` and :data:`TIE_SIZE` on every hits-table row: the first
+    position and the size of the row's group of equal scores in its list,
+    under every tie rule (the tie rule orders the group; these do not depend
+    on it). With given ranks, which never tie, the row's position and 1. The
+    AUC family reads them (a tie counts one half). When every requested
+    measure declares it, the position column holds each group's last position.
 ``"n_nonrelevant"``
     :data:`N_NONRELEVANT` on every per-user row: the user's judged
     non-relevant items over the whole truth (grade >= 0, not relevant;
@@ -133,6 +140,7 @@ __all__ = [
     "SUBTOPIC_SEEN",
     "TIE_RELEVANT",
     "TIE_SIZE",
+    "TIE_START",
     "UNJUDGED_ABOVE",
     "Aggregation",
     "Context",
@@ -186,6 +194,9 @@ CATALOG_SIZE = f"{PREFIX}catalog_size"
 # ties="average": the size of the row's group of equal scores (its position column then
 # holds the group's first position)
 TIE_SIZE = f"{PREFIX}tie_size"
+# input "score_ties" (the AUC family): the first position of the row's group of equal scores
+# in its list, whatever the tie rule (TIE_SIZE beside it: the group's size)
+TIE_START = f"{PREFIX}tie_start"
 # ties="average" with input "hit_index": the number of relevant items in the row's tie group
 TIE_RELEVANT = f"{PREFIX}tie_relevant"
 
@@ -195,12 +206,12 @@ AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "geometric_mean", "pooled", "su
 Input = Literal[
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity", "subtopics", "list_length",
+    "category", "group", "propensity", "subtopics", "list_length", "score_ties",
 ]  # fmt: skip
 INPUTS: tuple[Input, ...] = (
     "hits", "hit_index", "n_relevant_on_hits", "grades", "gain", "ideal", "max_grade", "judged",
     "list", "judgements", "n_nonrelevant", "beyond_accuracy", "interactions", "catalog",
-    "category", "group", "propensity", "subtopics", "list_length",
+    "category", "group", "propensity", "subtopics", "list_length", "score_ties",
 )  # fmt: skip
 Cutoff = Literal["required", "optional", "none"]
 # a parameter's value: a number, one of a few words (Param.choices), or None (the data decides)

@@ -51,19 +51,19 @@ list scores 0; a user without relevant truth is left out.
 
 Notes
 -----
-Ties. ``auc`` and ``gauc`` follow the ``ties`` convention like every measure:
-under the default ``"item_desc"`` (and ``"item_asc"``, ``"input"``) equal scores
-are ordered first, as every measure ranks them, so a tied positive-negative
-pair counts 1 or 0. ``ties="average"`` counts it one half, scikit-learn's and
-torchmetrics' convention (the ROC curve crosses a tie group on its
-diagonal): a tie group of ``n`` candidates, ``r`` of them positive, starting
-at position ``a`` behind ``R`` positives gives each of its positives
-``s = a - 1 - R`` negatives above and ``d = n - r`` tied ones, and
-``g(u) = min(u_+, d)^2 / (2 d) + max(u - d, 0)``. For the full AUC this is
-the expectation over the orders of the tied candidates; for ``max_fpr < 1``
-it is scikit-learn's interpolated curve (the expectation would differ where
-``t`` falls inside a tie group). ``pauc``/``pap`` read ranks as RecTools does
-and refuse ``ties="average"``.
+Ties. ``auc`` and ``gauc`` count a tied positive-negative pair (equal
+scores) one half, scikit-learn's and torchmetrics' convention (the ROC curve
+crosses a tie group on its diagonal), under every ``ties`` rule: the rule
+orders equal scores for the measures that read positions, the AUC reads the
+groups of equal scores (input ``"score_ties"``). A tie group of ``n``
+candidates, ``r`` of them positive, starting at position ``a`` behind ``R``
+positives gives each of its positives ``s = a - 1 - R`` negatives above and
+``d = n - r`` tied ones, and ``g(u) = min(u_+, d)^2 / (2 d) + max(u - d, 0)``.
+For the full AUC this is the expectation over the orders of the tied
+candidates; for ``max_fpr < 1`` it is scikit-learn's interpolated curve (the
+expectation would differ where ``t`` falls inside a tie group). Given ranks
+never tie. ``pauc``/``pap`` read ranks as RecTools does (the tie rule's
+positions) and refuse ``ties="average"``.
 
 Given ranks: positions are as given, so an empty slot (rank 9 with nothing
 at 1..8) counts as a negative candidate, for ``auc``'s ``N`` and ``gauc``'s
@@ -94,7 +94,7 @@ relevant candidates, so it has no AUC (null) and the means leave it out:
 ... })
 >>> truth = pl.DataFrame({"user": [1, 1, 2], "item": ["a", "c", "e"]})
 >>> metrics = ["auc", "gauc", "auc(max_fpr=0.5)"]
->>> prm.evaluate(recs, truth, metrics, score="score", ties="average", per_user=True).sort("user")
+>>> prm.evaluate(recs, truth, metrics, score="score", per_user=True).sort("user")
 shape: (2, 4)
 ┌──────┬───────┬───────┬──────────────────┐
 │ user ┆ auc   ┆ gauc  ┆ auc(max_fpr=0.5) │
@@ -129,6 +129,7 @@ from polars_rankmetrics._measures._registry import (
     N_RELEVANT,
     RELEVANT,
     TIE_SIZE,
+    TIE_START,
     Context,
     Measure,
     Param,
@@ -148,39 +149,39 @@ def _positive_rows() -> pl.Expr:
     return pl.col(RELEVANT).fill_null(value=False)
 
 
-def _negatives_above(ctx: Context, positives: pl.Expr) -> pl.Expr:
-    """Per positive (in a list's aggregation), the negatives at strictly better positions.
-
-    The positives at better positions are its position's rank among them less
-    one (``"min"``: a tie group's positives share its first position, and none
-    of them is above another).
-    """
-    position = pl.col(ctx.rank).filter(positives).cast(pl.Float64)
-    return position - 1.0 - (position.rank("min").cast(pl.Float64) - 1.0)
-
-
-def _roc_area(ctx: Context, max_fpr: float) -> pl.Expr:
+def _roc_area(max_fpr: float) -> pl.Expr:
     """The list's area under its ROC curve up to ``max_fpr``, over ``P N`` (null: one class)."""
     positives = _positive_rows()
     n_positive = positives.sum().cast(pl.Float64)
     n_negative = pl.col(LIST_LENGTH).first().cast(pl.Float64) - n_positive
-    reach = max_fpr * n_negative - _negatives_above(ctx, positives)  # u, in units of 1/N
-    reached = reach.clip(lower_bound=0.0)
-    if ctx.tie_average:
-        position = pl.col(ctx.rank).filter(positives)
-        in_group = (position.rank("max") - position.rank("min") + 1).cast(pl.Float64)
-        tied = pl.col(TIE_SIZE).filter(positives).cast(pl.Float64) - in_group  # d
+    start = pl.col(TIE_START).filter(positives).cast(pl.Float64)  # a
+    size = pl.col(TIE_SIZE).filter(positives).cast(pl.Float64)  # n
+    if max_fpr == 1:
+        # the whole curve: sum_i (N - s_i - d_i / 2) = P N - sum_i (a_i - 1 + n_i / 2) + P^2 / 2
+        # (over the positives, R_i + r_i / 2 sums to P^2 / 2: Mann-Whitney's mid-ranks), so
+        # no rank per list. Every term is a multiple of 1/2: the sums are exact
+        below = (start - 1.0 + size / 2.0).sum()
+        area = n_positive * n_negative - below + n_positive * n_positive / 2.0
+    else:
+        # R: the positives of better groups; r: the group's positives (itself included)
+        better = start.rank("min").cast(pl.Float64) - 1.0
+        in_group = start.rank("max").cast(pl.Float64) - better
+        reach = max_fpr * n_negative - (start - 1.0 - better)  # u, in units of 1/N
+        tied = size - in_group  # d
         # the diagonal across the tie group: a ramp of width d (0: a vertical step)
-        ramp = reached.clip(upper_bound=tied).pow(2) / (2.0 * tied)
-        reached = pl.when(tied > 0).then(ramp + (reach - tied).clip(lower_bound=0.0))
-        reached = reached.otherwise(reach.clip(lower_bound=0.0))
-    area = reached.sum() / (n_positive * n_negative)
-    return pl.when((n_positive > 0) & (n_negative > 0)).then(area)
+        ramp = reach.clip(lower_bound=0.0, upper_bound=tied).pow(2) / (2.0 * tied)
+        reached = (
+            pl.when(tied > 0)
+            .then(ramp + (reach - tied).clip(lower_bound=0.0))
+            .otherwise(reach.clip(lower_bound=0.0))
+        )
+        area = reached.sum()
+    return pl.when((n_positive > 0) & (n_negative > 0)).then(area / (n_positive * n_negative))
 
 
-def _auc(ctx: Context, max_fpr: float) -> pl.Expr:
+def _auc(max_fpr: float) -> pl.Expr:
     """The AUC, or sklearn's McClish-standardised partial AUC for ``max_fpr < 1``."""
-    area = _roc_area(ctx, max_fpr)
+    area = _roc_area(max_fpr)
     if max_fpr == 1:
         return area
     least, most = max_fpr * max_fpr / 2.0, max_fpr
@@ -193,7 +194,7 @@ def _max_fpr(ctx: Context) -> float:
 
 
 def _auc_partials(ctx: Context) -> list[Partial]:
-    return [Partial(ctx.name("auc"), _auc(ctx, _max_fpr(ctx)), fill=None)]
+    return [Partial(ctx.name("auc"), _auc(_max_fpr(ctx)), fill=None)]
 
 
 def _auc_finals(ctx: Context) -> Mapping[str, pl.Expr]:
@@ -201,16 +202,18 @@ def _auc_finals(ctx: Context) -> Mapping[str, pl.Expr]:
 
 
 def _gauc_partials(ctx: Context) -> list[Partial]:
-    auc = _auc(ctx, 1.0)
+    auc = _auc(1.0)
     if ctx.params["weight"] == "positives":
         # RecBole's GAUC: each user weighted by its positives
         weight = _positive_rows().sum().cast(pl.Float64)
     else:
         weight = pl.col(LIST_LENGTH).first().cast(pl.Float64)
+    n_positive = _positive_rows().sum()
+    both = (n_positive > 0) & (pl.col(LIST_LENGTH).first() > n_positive)
     return [
         Partial(ctx.name("auc"), auc, fill=None),
-        # a user without an AUC carries no weight
-        Partial(ctx.name("weight"), pl.when(auc.is_not_null()).then(weight), fill=None),
+        # a user without an AUC (one class) carries no weight
+        Partial(ctx.name("weight"), pl.when(both).then(weight), fill=None),
     ]
 
 
@@ -272,7 +275,7 @@ AUC = register(
                 check=_check_max_fpr,
             ),
         ),
-        inputs=frozenset({"hits", "list_length"}),
+        inputs=frozenset({"hits", "list_length", "score_ties"}),
         repeats="list",
         hit_partials=_auc_partials,
         finals=_auc_finals,
@@ -298,7 +301,7 @@ GAUC = register(
                 choices=("candidates", "positives"),
             ),
         ),
-        inputs=frozenset({"hits", "list_length"}),
+        inputs=frozenset({"hits", "list_length", "score_ties"}),
         repeats="list",
         hit_partials=_gauc_partials,
         finals=_gauc_finals,

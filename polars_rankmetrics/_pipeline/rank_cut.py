@@ -9,11 +9,12 @@ positions the largest cutoff requested reads.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import polars as pl
 
 from polars_rankmetrics import _validation as v
-from polars_rankmetrics._measures._registry import TIE_SIZE, lookup
+from polars_rankmetrics._measures._registry import TIE_SIZE, TIE_START, lookup
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import RecsSpec, TruthSpec
 from polars_rankmetrics._pipeline.parse import MetricSpec
@@ -78,10 +79,13 @@ def _score_rank(spec: RecsSpec, score: str, item_dtype: pl.DataType) -> pl.Expr:
 _VALUE = f"{PREFIX}score_value"
 
 
-_START = f"{PREFIX}tie_start"
+_START = f"{PREFIX}top_tie_start"
 
 
 _KEEP = f"{PREFIX}keep"
+
+
+_TIE_END = f"{PREFIX}tie_end"  # the last position of the row's tie group
 
 
 _TIED = f"{PREFIX}tied"
@@ -258,6 +262,41 @@ def cut(lf: pl.LazyFrame, k: int | None, rank: str) -> pl.LazyFrame:
     return lf if k is None else lf.filter(pl.col(rank) <= k)
 
 
+def _with_tie_groups(
+    lf: pl.LazyFrame,
+    spec: RecsSpec,
+    score: str | None,
+    *,
+    positions: Literal["start", "end"] | None,
+) -> pl.LazyFrame:
+    """Each row's group of equal scores in its list: its first position and its size.
+
+    :data:`TIE_START` and :data:`TIE_SIZE` (with given ranks, which never tie,
+    the row's position and 1). ``positions``: also set the rank column to the
+    group's first (``ties="average"``) or last position (every position of a
+    group is then its last: the list's last position is still its length);
+    ``None`` keeps the positions ``lf`` has.
+    """
+    if score is None:
+        return lf.with_columns(
+            pl.col(spec.rank).alias(TIE_START), pl.lit(1, dtype=pl.UInt32).alias(TIE_SIZE)
+        )
+    value = score_value(score)  # -0.0 ties with 0.0
+    # two ranks of one window, each computed once (the partition is built once: cheaper
+    # than a second window over (list, score) for the group's size)
+    ranked = lf.with_columns(
+        value.rank("min", descending=True).over(spec.list_keys).alias(TIE_START),
+        value.rank("max", descending=True).over(spec.list_keys).alias(_TIE_END),
+    )
+    first, last = pl.col(TIE_START), pl.col(_TIE_END)
+    columns = [(last - first + 1).alias(TIE_SIZE)]
+    if positions == "start":
+        columns.append(first.alias(spec.rank))
+    elif positions == "end":
+        columns.append(last.alias(spec.rank))
+    return ranked.with_columns(columns).drop(_TIE_END)
+
+
 def largest_cutoff(specs: Sequence[MetricSpec]) -> int | None:
     """The cut that keeps every position some metric reads (None: the whole list)."""
     # a measure whose cutoff counts something else than positions reads the whole list
@@ -299,6 +338,16 @@ def retrieved_recs(
     return kept
 
 
+def reads_score_ties(specs: Sequence[MetricSpec]) -> bool:
+    """Some requested measure reads the groups of equal scores (input ``"score_ties"``)."""
+    return any("score_ties" in lookup(spec.name).inputs for spec in specs)
+
+
+def _only_score_ties(specs: Sequence[MetricSpec]) -> bool:
+    # every measure reads the tie groups and no position inside them (the AUC family)
+    return bool(specs) and all("score_ties" in lookup(spec.name).inputs for spec in specs)
+
+
 def ranked_cut(
     recs: pl.LazyFrame,
     spec: RecsSpec,
@@ -315,24 +364,29 @@ def ranked_cut(
     k = largest_cutoff(specs)
     # renumbered ranks and tie groups read the whole list, so they cut afterwards
     regroup = tie_groups and spec.score is not None
-    early = not (renumber or regroup)
-    ranked = with_positions(
-        selected, spec, k if early else None, run_lengths=run_lengths, drop_repeats=drop_repeats
-    )
-    if renumber:
-        # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
-        # repeated rank repeated, so the position check still sees it
-        ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
-    extra = []
-    if regroup and spec.score is not None:
-        # ties="average": a group of equal scores keeps its first position a and its size n
-        # (the cut at a <= k keeps every group that reaches into the top k whole)
-        value = pl.col(spec.score).cast(pl.Float64) + 0.0  # -0.0 ties with 0.0
-        ranked = ranked.with_columns(
-            value.rank("min", descending=True).over(spec.list_keys).alias(spec.rank),
-            pl.len().over([*spec.list_keys, value]).alias(TIE_SIZE),
+    score_ties = reads_score_ties(specs)
+    if spec.score is not None and (regroup or (_only_score_ties(specs) and run_lengths is None)):
+        # no measure reads a position inside a tie group: the groups' windows alone, not the
+        # tie rule's ranking as well (the duplicate policy still runs on a strict order)
+        grouped = selected.filter(_best_scored(spec)) if spec.duplicates == "first" else selected
+        ranked = _with_tie_groups(
+            grouped, spec, spec.score, positions="start" if regroup else "end"
         )
-        extra = [TIE_SIZE]
+        extra = [TIE_START, TIE_SIZE] if score_ties else [TIE_SIZE]
+        early = False
+    else:
+        early = not renumber
+        ranked = with_positions(
+            selected, spec, k if early else None, run_lengths=run_lengths, drop_repeats=drop_repeats
+        )
+        extra = []
+        if renumber:
+            # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
+            # repeated rank repeated, so the position check still sees it
+            ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
+        if score_ties:
+            ranked = _with_tie_groups(ranked, spec, spec.score, positions=None)
+            extra = [TIE_START, TIE_SIZE]
     top = (ranked if early else cut(ranked, k, spec.rank)).select(
         *spec.list_keys, spec.item, spec.rank, *extra
     )

@@ -25,6 +25,9 @@ from tests import textbook_auc as textbook
 # still defined (0 or null), which is what these tests check
 pytestmark = pytest.mark.filterwarnings("ignore::polars_rankmetrics.IdOverlapWarning")
 
+# the tie rules: they order equal scores for the positions; the AUC counts them one half
+TIE_RULES = st.sampled_from(["item_desc", "item_asc", "input", "average"])
+
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # user 1: a (0.9, relevant) b (0.8) c (0.8, relevant) d (0.1): 4 candidates, 2 positive
@@ -50,21 +53,47 @@ def _per_user(metric: str, **options: Any) -> dict[int, float | None]:
     return dict(zip(frame.get_column("user"), frame.get_column(metric), strict=True))
 
 
-def test_auc_by_hand() -> None:
-    # item_desc breaks the b/c tie by item id descending: c (relevant) above b.
-    # user 1: a > b, a > d, c > b, c > d: 4 of 4; user 2: y > z only: 1 of 2
-    assert _per_user("auc") == {1: 1.0, 2: 0.5, 3: None}
-    # ties="average": c ties b, one half: 3.5 / 4
-    assert _per_user("auc", ties="average") == {1: 0.875, 2: 0.5, 3: None}
-    mean = prm.evaluate(RECS, TRUTH, ["auc"], score="score", relevance="rel", ties="average")
+@pytest.mark.parametrize("ties", ["item_desc", "item_asc", "input", "average"])
+def test_auc_by_hand(ties: str) -> None:
+    # user 1: a > b, a > d, c > d, and c ties b: one half under every tie rule (the rule
+    # orders b and c for the positions, not for the AUC): 3.5 / 4; user 2: y > z: 1 of 2
+    assert _per_user("auc", ties=ties) == {1: 0.875, 2: 0.5, 3: None}
+    mean = prm.evaluate(RECS, TRUTH, ["auc"], score="score", relevance="rel", ties=ties)
     assert mean.item() == pytest.approx((0.875 + 0.5) / 2, abs=1e-15)
+
+
+def test_auc_beside_measures_that_read_positions() -> None:
+    """With ndcg@2 in the call the lists keep the tie rule's positions: the AUC is unchanged."""
+    frame = prm.evaluate(
+        RECS, TRUTH, ["ndcg@2", "auc", "gauc", "pauc@1"], score="score", relevance="rel",
+        per_user=True,
+    ).sort("user")  # fmt: skip
+    assert frame.get_column("auc").to_list() == [0.875, 0.5, None]
+    assert frame.get_column("gauc").to_list() == [0.875, 0.5, None]
+    # item_desc places c (relevant) at 2, above b: pauc@1 reads that order (0 negatives
+    # above a and c), and so does ndcg@2, whatever the AUC beside them reads
+    assert frame.get_column("pauc@1").to_list() == [1.0, 0.0, 1.0]
+    alone = prm.evaluate(
+        RECS, TRUTH, ["ndcg@2", "pauc@1"], score="score", relevance="rel", per_user=True
+    ).sort("user")
+    assert frame.select("user", "ndcg@2", "pauc@1").equals(alone)
+
+
+def test_auc_from_given_ranks_has_no_ties() -> None:
+    """Given ranks never tie (a shared rank is refused): each pair is ordered by its ranks."""
+    recs = RECS.with_columns(pl.col("score").rank("ordinal", descending=True).over("user"))
+    recs = recs.rename({"score": "rank"})
+    frame = prm.evaluate(recs, TRUTH, ["auc"], relevance="rel", per_user=True).sort("user")
+    # ordinal ranks: b (first of the tie in the rows) at 2 above c: a > b, a > d, c > d: 3 / 4
+    assert frame.get_column("auc").to_list() == [0.75, 0.5, None]
 
 
 def test_partial_auc_by_hand() -> None:
     # user 1, tied: ROC (0, 0) (0, 1/2) (1/2, 1) (1, 1); up to fpr 1/2 the area is 3/8,
     # McClish: (1 + (3/8 - 1/8) / (1/2 - 1/8)) / 2 = 5/6. User 2: ROC (0,0) (1/2,0) (1/2,1)
     # (1,1): area 0 up to 1/2, (1 + (0 - 1/8) / (3/8)) / 2 = 1/3
-    got = _per_user("auc(max_fpr=0.5)", ties="average")
+    got = _per_user("auc(max_fpr=0.5)")
+    assert got == _per_user("auc(max_fpr=0.5)", ties="average")
     assert got[1] == pytest.approx(5 / 6, abs=1e-15)
     assert got[2] == pytest.approx(1 / 3, abs=1e-15)
     assert got[3] is None
@@ -215,20 +244,21 @@ def _evaluated(
 
 
 @SETTINGS
-@given(case=scored_users(), ties=st.sampled_from(["item_desc", "average"]))
+@given(case=scored_users(), ties=TIE_RULES)
 def test_auc_against_the_textbook(case: tuple[pl.DataFrame, pl.DataFrame], ties: str) -> None:
     recs, truth = case
     got = _evaluated(recs, truth, "auc", ties=ties)
     for user in recs.get_column("user").unique():
         candidates, relevant = _candidates(recs, truth, user)
-        want = textbook.auc(candidates, relevant, "score" if ties == "average" else "position")
+        # equal scores count one half whatever rule orders them for the positions
+        want = textbook.auc(candidates, relevant, "score")
         assert _close(got.get(user), want), (user, got.get(user), want)
 
 
 @SETTINGS
 @given(
     case=scored_users(),
-    ties=st.sampled_from(["item_desc", "average"]),
+    ties=TIE_RULES,
     max_fpr=st.sampled_from([0.05, 0.2, 0.25, 0.5, 0.7, 1.0]),
 )
 def test_partial_auc_against_the_textbook(
@@ -238,15 +268,18 @@ def test_partial_auc_against_the_textbook(
     got = _evaluated(recs, truth, f"auc(max_fpr={max_fpr})", ties=ties)
     for user in recs.get_column("user").unique():
         candidates, relevant = _candidates(recs, truth, user)
-        rule = "score" if ties == "average" else "position"
-        want = textbook.partial_auc(candidates, relevant, max_fpr, rule)
+        want = textbook.partial_auc(candidates, relevant, max_fpr, "score")
         assert _close(got.get(user), want), (user, got.get(user), want)
 
 
 @SETTINGS
-@given(case=scored_users(), weighted_by=st.sampled_from(["candidates", "positives"]))
+@given(
+    case=scored_users(),
+    weighted_by=st.sampled_from(["candidates", "positives"]),
+    ties=TIE_RULES,
+)
 def test_gauc_against_the_textbook(
-    case: tuple[pl.DataFrame, pl.DataFrame], weighted_by: str
+    case: tuple[pl.DataFrame, pl.DataFrame], weighted_by: str, ties: str
 ) -> None:
     recs, truth = case
     total = weight = 0.0
@@ -259,7 +292,7 @@ def test_gauc_against_the_textbook(
             total += size * value
             weight += size
     metric = f"gauc(weight={weighted_by})"
-    got = prm.evaluate(recs, truth, [metric], score="score", relevance="rel", ties="average")
+    got = prm.evaluate(recs, truth, [metric], score="score", relevance="rel", ties=ties)
     assert _close(got.item(), total / weight if weight else None)
 
 
@@ -296,12 +329,14 @@ def test_pauc_and_pap_against_the_textbook(case: tuple[pl.DataFrame, pl.DataFram
 
 
 @SETTINGS
-@given(case=scored_users(), max_fpr=st.sampled_from([None, 0.1, 0.3, 0.5]))
-def test_auc_equals_scikit_learn(case: tuple[pl.DataFrame, pl.DataFrame], max_fpr: Any) -> None:
+@given(case=scored_users(), max_fpr=st.sampled_from([None, 0.1, 0.3, 0.5]), ties=TIE_RULES)
+def test_auc_equals_scikit_learn(
+    case: tuple[pl.DataFrame, pl.DataFrame], max_fpr: Any, ties: str
+) -> None:
     """sklearn's roc_auc_score of each user's labels and scores (equal scores: one half)."""
     recs, truth = case
     metric = "auc" if max_fpr is None else f"auc(max_fpr={max_fpr})"
-    got = _evaluated(recs, truth, metric, ties="average")
+    got = _evaluated(recs, truth, metric, ties=ties)
     for user in recs.get_column("user").unique():
         candidates, relevant = _candidates(recs, truth, user)
         labels = [int(item in relevant) for item, _, _ in candidates]
@@ -325,7 +360,7 @@ def test_auc_equals_torchmetrics(case: tuple[pl.DataFrame, pl.DataFrame], max_fp
     retrieval = pytest.importorskip("torchmetrics.retrieval")
     recs, truth = case
     metric = "auc" if max_fpr is None else f"auc(max_fpr={max_fpr})"
-    got = prm.evaluate(recs, truth, [metric], score="score", relevance="rel", ties="average")
+    got = prm.evaluate(recs, truth, [metric], score="score", relevance="rel")
     preds, target, indexes = [], [], []
     for user in recs.get_column("user").unique():
         candidates, relevant = _candidates(recs, truth, user)

@@ -9,7 +9,7 @@ user and both batches.
 Two ways to keep them, the same answers:
 
 * a table indexed by the id, when the key is the user alone and its ids are
-  integers from 0 up to a few times the rows seen (a model's row indices, the
+  integers from 0 up to 16 times the rows seen (a model's row indices, the
   usual case): each batch is checked by a gather over its rows and recorded by
   a scatter, without finding its distinct users;
 * otherwise, each batch's distinct keys and a set of their 64-bit hashes (a
@@ -33,10 +33,15 @@ __all__ = ["BATCH", "UsersByBatch"]
 BATCH = f"{PREFIX}batch"  # the column of the batch that brought the user
 _NEW = f"{BATCH}_new"  # the batch bringing it again, in a refusal
 # the table's size: 4 bytes per id up to the largest id, kept while that id is below
-# _IDS_PER_ROW ids per row seen (16 bytes a row: less than the rows themselves took) or
-# below _FLOOR ids (4 MiB)
-_IDS_PER_ROW = 4
+# _IDS_PER_ROW ids per row seen or below _FLOOR ids (4 MiB). Rows seen bound the users
+# (each has one at least): ids from 0 to the users' count fit whenever a batch holds a
+# sixteenth of the users with their rows, and sparse ids cost at most 64 bytes a row seen
+_IDS_PER_ROW = 16
 _FLOOR = 1 << 20
+# the integer types NumPy holds (not the 128-bit ones)
+_TABLE_DTYPES = frozenset({
+    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64
+})  # fmt: skip
 
 Owners = npt.NDArray[np.uint32]
 
@@ -103,7 +108,7 @@ class UsersByBatch:
         limit = max(_FLOOR, _IDS_PER_ROW * self._rows_seen)
         columns = [frame.get_column(keys[0]) for frame in frames if frame.height]
         for column in columns:
-            if not column.dtype.is_integer() or column.null_count():
+            if column.dtype not in _TABLE_DTYPES or column.null_count():
                 return None
             if cast("int", column.min()) < 0 or cast("int", column.max()) >= limit:
                 return None

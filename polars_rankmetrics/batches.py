@@ -9,11 +9,11 @@ the same in any order), which is ``evaluate``'s number to the last bit.
 
 What the state holds: one row of parts per user counted, and each user's id
 with the batch that brought it (a user in two batches would be two half users:
-refused). The measures whose value is one number of all the lists together
-(``coverage``, ``gini``, ``exposure_gini``, ``personalization``: aggregation
-``"group"``) are refused by name: a user's parts do not hold them. Frames
-among the options (``interactions``, ``items``) are read once, when the
-evaluator is made.
+refused; :mod:`polars_rankmetrics._batch_users`). The measures whose value is
+one number of all the lists together (``coverage``, ``gini``,
+``exposure_gini``, ``personalization``: aggregation ``"group"``) are refused
+by name: a user's parts do not hold them. Frames among the options
+(``interactions``, ``items``) are read once, when the evaluator is made.
 """
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ _CONVENTIONS = "Conventions"  # the key of a Conventions object described in the
 class Evaluator:
     """Accumulate metrics over batches of whole users; ``compute()`` equals ``evaluate`` on all.
 
-    ``Evaluator(metrics, *, buffer_rows=1_000_000, **options)``: the metric
+    ``Evaluator(metrics, *, buffer_rows=4_000_000, **options)``: the metric
     strings and the keyword options of :func:`polars_rankmetrics.evaluate`
     (:class:`polars_rankmetrics.EvaluateOptions`), the same for every batch.
-    Batches are held until they reach ``buffer_rows`` rows, then evaluated in
-    one query (``0``: each as it comes); a batch the data checks refuse is
+    Batches are held until they reach ``buffer_rows`` rows (recommendations
+    and truth), then evaluated in one query (``0``: each as it comes; a query
+    of a few million rows costs no more per row than one of all the rows, a
+    smaller one more); a batch the data checks refuse is
     named when that query runs, at the latest by :meth:`compute`, and left
     out, the others kept.
     Metrics whose value is one number of all the lists together (aggregation
@@ -92,7 +94,7 @@ class Evaluator:
         self,
         metrics: str | Sequence[str],
         *,
-        buffer_rows: int = 1_000_000,
+        buffer_rows: int = 4_000_000,
         **options: Unpack[EvaluateOptions],
     ) -> None:
         if isinstance(buffer_rows, bool) or not isinstance(buffer_rows, int) or buffer_rows < 0:

@@ -272,6 +272,13 @@ def test_integer_users_are_counted_and_named_by_value_whatever_their_dtype() -> 
     # the recs' users alone count too: u3 had its truth in batch 1
     with pytest.raises(ValueError, match=r"user=3 \(batch 1\)"):
         evaluator.update(_numbered_users([3])[0], truth.clear())
+    # 128-bit ids, which no table by id holds: the users kept move into frames
+    wide = [frame.with_columns(pl.col("user").cast(pl.Int128)) for frame in _numbered_users([1])]
+    with pytest.raises(ValueError, match=r"user=1 \(batch 1\)"):
+        evaluator.update(*wide)
+    evaluator.update(*_numbered_users([5]))
+    with pytest.raises(ValueError, match=r"user=5 \(batch 2\)"):
+        evaluator.update(*_numbered_users([5]))
 
 
 def test_integer_users_are_checked_after_merge_and_load(tmp_path: Path) -> None:

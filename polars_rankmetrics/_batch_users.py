@@ -107,13 +107,13 @@ class UsersByBatch:
             return None
         limit = max(_FLOOR, _IDS_PER_ROW * self._rows_seen)
         columns = [frame.get_column(keys[0]) for frame in frames if frame.height]
-        for column in columns:
-            if column.dtype not in _TABLE_DTYPES or column.null_count():
-                return None
-            if cast("int", column.min()) < 0 or cast("int", column.max()) >= limit:
-                return None
+        if any(column.dtype not in _TABLE_DTYPES or column.null_count() for column in columns):
+            return None
+        ids = [column.to_numpy() for column in columns]
+        if any(one.min() < 0 or one.max() >= limit for one in ids):
+            return None
         self._key = keys[0]
-        return [column.to_numpy() for column in columns]
+        return ids
 
     def _grown(self, largest: int) -> Owners:
         """The table, large enough for the id ``largest``."""
@@ -138,9 +138,9 @@ class UsersByBatch:
         self, owners: Owners, ids: npt.NDArray[np.integer], batch: int | npt.NDArray[np.uint32]
     ) -> pl.DataFrame:
         """The ids kept before (key, :data:`BATCH`, the new batch): none, almost always."""
-        kept = owners[ids] != 0
-        if not kept.any():
+        if not owners[ids].any():
             return pl.DataFrame()
+        kept = owners[ids] != 0
         again = pl.DataFrame({
             cast("str", self._key): ids[kept],
             BATCH: owners[ids[kept]],
@@ -161,17 +161,20 @@ class UsersByBatch:
     def _add_frame(self, users: pl.DataFrame) -> None:
         """Keep distinct ``users`` (keys..., :data:`BATCH`), refused if one was kept before.
 
-        The keys' hashes are looked up first, in time proportional to the batch;
-        only a hash seen before (a repeated user, or a collision) joins the keys
-        with every user kept.
+        The keys' hashes are added to the set first, in time proportional to the
+        batch: when the set grows by fewer than them, a hash was there before (a
+        repeated user, or a collision) and the keys are joined with every user
+        kept. A refused batch's hashes stay in the set: they cost a join later,
+        never a refusal.
         """
         on = [name for name in users.columns if name != BATCH]
         hashes = _hashes(users.select(on))
-        if self._frames and not self._hashes.isdisjoint(hashes):
+        before = len(self._hashes)
+        self._hashes.update(hashes)
+        if self._frames and len(self._hashes) - before < len(hashes):
             kept = pl.concat(self._frames, how="vertical_relaxed")
             _refuse_kept(kept.join(users, on=on, how="inner", suffix="_new"))
         self._frames.append(users)
-        self._hashes.update(hashes)
 
 
 def _refuse_kept(again: pl.DataFrame) -> None:
@@ -192,13 +195,12 @@ def _refuse_kept(again: pl.DataFrame) -> None:
 
 def _distinct_keys(frames: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
     """The frames' distinct users (their key columns)."""
-    # each frame's distinct keys first (the batches' rows are many per user); one column's
-    # distinct values cost less than a frame's distinct rows
+    together = pl.concat([frame.select(keys) for frame in frames], how="vertical_relaxed")
     if len(keys) == 1:
-        distinct = [frame.select(pl.col(keys[0]).unique()) for frame in frames]
-    else:
-        distinct = [frame.select(keys).unique() for frame in frames]
-    return pl.concat(distinct, how="vertical_relaxed").unique()
+        # one column's distinct values, in their order, cost less than a frame's distinct
+        # rows (100 batches of 127,000 string ids: 0.16 s against 0.26 s)
+        return together.to_series().unique(maintain_order=True).to_frame()
+    return together.unique()
 
 
 def _hashes(keys: pl.DataFrame) -> list[int]:

@@ -312,3 +312,20 @@ def test_a_refused_batch_of_integer_users_leaves_no_user_kept() -> None:
     assert_frame_equal(
         evaluator.compute(), prm.evaluate(every_recs, every_truth, ["mrr"]), check_exact=True
     )
+
+
+def test_a_user_is_whole_within_its_folds_when_the_truth_has_them() -> None:
+    # by a column of both frames (a fold): a user is one per fold, and may come once per fold
+    recs, truth = _numbered_users([0, 1])
+    folds = [
+        [frame.with_columns(pl.lit(fold).alias("fold")) for frame in (recs, truth)]
+        for fold in ("a", "b")
+    ]
+    evaluator = Evaluator(["mrr"], by="fold")
+    evaluator.update(*folds[0])
+    evaluator.update(*folds[1])  # the same users in another fold
+    with pytest.raises(
+        ValueError, match=r"2 users of batch 3 were .* fold='a', user=0 \(batch 1\)"
+    ):
+        evaluator.update(folds[0][0], folds[0][1].clear())
+    assert evaluator.batches == 2

@@ -146,7 +146,7 @@ class UsersByBatch:
             BATCH: owners[ids[kept]],
             _NEW: batch[kept] if isinstance(batch, np.ndarray) else np.full(kept.sum(), batch),
         })  # fmt: skip
-        return again.unique().sort(cast("str", self._key))
+        return again.unique()
 
     def _to_frames(self) -> None:
         """Keep the users as frames from now on (the table's users moved into one)."""
@@ -181,8 +181,9 @@ def _refuse_kept(again: pl.DataFrame) -> None:
     """Refuse the users of ``again`` (keys..., :data:`BATCH`, the new batch) if any."""
     if not again.height:
         return
-    first = again.sort(_NEW, maintain_order=True).row(0, named=True)
     on = [name for name in again.columns if name not in (BATCH, _NEW)]
+    # the smallest key of the first batch bringing users again: the same message every run
+    first = again.sort([_NEW, *on]).row(0, named=True)
     who = ", ".join(f"{name}={first[name]!r}" for name in on)
     count = again.filter(pl.col(_NEW) == first[_NEW]).height
     many = f"{count:,} users of batch {{}} were" if count > 1 else "a user of batch {} was"

@@ -129,10 +129,9 @@ class UsersByBatch:
             return
         owners = self._grown(max(int(one.max()) for one in ids))
         # every row checked before any is recorded: the batch's own users repeat in its rows
-        for one in ids:
-            _refuse_kept(self._table_again(owners, one, batch))
-        for one in ids:
-            owners[one] = batch
+        every = ids[0] if len(ids) == 1 else np.concatenate(ids)
+        _refuse_kept(self._table_again(owners, every, batch))
+        owners[every] = batch
 
     def _table_again(
         self, owners: Owners, ids: npt.NDArray[np.integer], batch: int | npt.NDArray[np.uint32]

@@ -272,6 +272,9 @@ def test_integer_users_are_counted_and_named_by_value_whatever_their_dtype() -> 
     # the recs' users alone count too: u3 had its truth in batch 1
     with pytest.raises(ValueError, match=r"user=3 \(batch 1\)"):
         evaluator.update(_numbered_users([3])[0], truth.clear())
+    # and the truth's: one user repeated in each
+    with pytest.raises(ValueError, match=r"2 users of batch 2 were .* user=0 \(batch 1\)"):
+        evaluator.update(_numbered_users([0])[0], _numbered_users([1])[1])
     # 128-bit ids, which no table by id holds: the users kept move into frames
     wide = [frame.with_columns(pl.col("user").cast(pl.Int128)) for frame in _numbered_users([1])]
     with pytest.raises(ValueError, match=r"user=1 \(batch 1\)"):

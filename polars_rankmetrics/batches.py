@@ -9,11 +9,11 @@ the same in any order), which is ``evaluate``'s number to the last bit.
 
 What the state holds: one row of parts per user counted, and each user's id
 with the batch that brought it (a user in two batches would be two half users:
-refused). The measures whose value is one number of all the lists together
-(``coverage``, ``gini``, ``exposure_gini``, ``personalization``: aggregation
-``"group"``) are refused by name: a user's parts do not hold them. Frames
-among the options (``interactions``, ``items``) are read once, when the
-evaluator is made.
+refused; :mod:`polars_rankmetrics._batch_users`). The measures whose value is
+one number of all the lists together (``coverage``, ``gini``,
+``exposure_gini``, ``personalization``: aggregation ``"group"``) are refused
+by name: a user's parts do not hold them. Frames among the options
+(``interactions``, ``items``) are read once, when the evaluator is made.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any, cast
 
 import polars as pl
 
+from polars_rankmetrics._batch_users import BATCH, UsersByBatch
 from polars_rankmetrics._frames import AnyFrame, collected, read
-from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.aggregate import (
     aggregate_lf,
     decided_by_the_whole_truth,
@@ -45,7 +45,6 @@ from polars_rankmetrics.options import read as read_options
 
 __all__ = ["Evaluator"]
 
-_BATCH = f"{PREFIX}batch"  # a column of the state: the batch that brought the row
 _FORMAT = 1
 _CONVENTIONS = "Conventions"  # the key of a Conventions object described in the settings
 
@@ -53,11 +52,13 @@ _CONVENTIONS = "Conventions"  # the key of a Conventions object described in the
 class Evaluator:
     """Accumulate metrics over batches of whole users; ``compute()`` equals ``evaluate`` on all.
 
-    ``Evaluator(metrics, *, buffer_rows=1_000_000, **options)``: the metric
+    ``Evaluator(metrics, *, buffer_rows=4_000_000, **options)``: the metric
     strings and the keyword options of :func:`polars_rankmetrics.evaluate`
     (:class:`polars_rankmetrics.EvaluateOptions`), the same for every batch.
-    Batches are held until they reach ``buffer_rows`` rows, then evaluated in
-    one query (``0``: each as it comes); a batch the data checks refuse is
+    Batches are held until they reach ``buffer_rows`` rows (recommendations
+    and truth), then evaluated in one query (``0``: each as it comes; a query
+    of a few million rows costs no more per row than one of all the rows, a
+    smaller one more); a batch the data checks refuse is
     named when that query runs, at the latest by :meth:`compute`, and left
     out, the others kept.
     Metrics whose value is one number of all the lists together (aggregation
@@ -93,7 +94,7 @@ class Evaluator:
         self,
         metrics: str | Sequence[str],
         *,
-        buffer_rows: int = 1_000_000,
+        buffer_rows: int = 4_000_000,
         **options: Unpack[EvaluateOptions],
     ) -> None:
         if isinstance(buffer_rows, bool) or not isinstance(buffer_rows, int) or buffer_rows < 0:
@@ -134,9 +135,13 @@ class Evaluator:
         recs_frame = collected(read(recs, name="recs"))
         truth_frame = None if truth is None else collected(read(truth, name="truth"))
         batch = self._state.batches + 1
-        keys = _user_keys(recs_frame, truth_frame, self._key_columns(truth_frame))
-        self._state.refuse_seen(_numbered(keys, batch))
-        self._state.add(_numbered(keys, batch), recs_frame.head(1))
+        keys = self._key_columns(recs_frame, truth_frame)
+        frames = [recs_frame] if truth_frame is None else [recs_frame, truth_frame]
+        # the truth's users count when it has the keys (with by, a fold the recs alone have
+        # is the recs' own group)
+        held = [frame for frame in frames if all(name in frame.columns for name in keys)]
+        self._state.users.add_batch(held, keys, batch)
+        self._state.add(recs_frame.head(1))
         groups = self._recs_only_groups(recs_frame, truth_frame)
         self._pending.add(_Held(recs_frame, truth_frame, batch, groups))
         if self._pending.rows >= self._buffer_rows:
@@ -240,13 +245,23 @@ class Evaluator:
             exc.add_note(f"(in {which} of the Evaluator)")
             raise
 
-    def _key_columns(self, truth: object) -> list[str]:
-        """The user column and the ``by`` columns the truth shares: whole users are these keys."""
+    def _key_columns(self, recs: pl.DataFrame, truth: pl.DataFrame | None) -> list[str]:
+        """The user column and the ``by`` columns the truth shares: whole users are these keys.
+
+        Refused, naming it, when the recs lack one.
+        """
         user = cast("str", self._settings["user"])
         by = _as_list(self._settings["by"])
-        if isinstance(truth, pl.DataFrame):
+        if truth is not None:
             by = [name for name in by if name in truth.columns]
-        return [*by, user]
+        keys = [*by, user]
+        missing = [name for name in keys if name not in recs.columns]
+        if missing:
+            raise ValueError(
+                f"recs has no column {missing[0]!r} (the user or a by column of the Evaluator's "
+                f"options); its columns: {recs.columns}"
+            )
+        return keys
 
     def _recs_only_groups(
         self, recs: pl.DataFrame, truth: pl.DataFrame | None
@@ -312,18 +327,16 @@ class _State:
 
     def __init__(self) -> None:
         self.parts: list[pl.DataFrame] = []
-        self.users: list[pl.DataFrame] = []
-        self.hashes: set[int] = set()  # of the users' keys (:func:`_hashes`)
+        self.users = UsersByBatch()
         self.groups: list[pl.DataFrame] = []
         self.truths: list[pl.DataFrame] = []
         self.recs_example = pl.DataFrame()
         self.batches = 0  # the batches numbered so far
         self.refused = 0  # of which the data refused (forgotten)
 
-    def add(self, users: pl.DataFrame, recs_example: pl.DataFrame) -> None:
+    def add(self, recs_example: pl.DataFrame) -> None:
+        """Count a batch whose users were kept (:meth:`UsersByBatch.add_batch`)."""
         self.batches += 1
-        self.users.append(users)
-        self.hashes.update(_hashes(users.drop(_BATCH)))
         if recs_example.height or not self.recs_example.width:
             self.recs_example = recs_example
 
@@ -341,45 +354,17 @@ class _State:
     def forget(self, batch: int) -> None:
         """Drop what a refused batch left: its users."""
         self.refused += 1
-        self.users = [frame.filter(pl.col(_BATCH) != batch) for frame in self.users]
-        self.hashes = {h for users in self.users for h in _hashes(users.drop(_BATCH))}
-
-    def refuse_seen(self, keys: pl.DataFrame) -> None:
-        """Refuse the users of ``keys`` (with their batch) already added.
-
-        The keys' hashes are looked up first, in time proportional to the
-        batch; only a hash seen before (a repeated user, or a collision) joins
-        the keys with every user added.
-        """
-        on = [name for name in keys.columns if name != _BATCH]
-        if not self.users or self.hashes.isdisjoint(_hashes(keys.select(on))):
-            return
-        seen = pl.concat(self.users, how="vertical_relaxed")
-        again = seen.join(keys, on=on, how="inner", suffix="_new")
-        if again.height:
-            first = again.row(0, named=True)
-            who = ", ".join(f"{name}={first[name]!r}" for name in on)
-            many = (
-                f"{again.height:,} users of batch {{}} were"
-                if again.height > 1
-                else "a user of batch {} was"
-            )
-            raise ValueError(
-                f"{many.format(first[_BATCH + '_new'])} already added in an earlier batch: "
-                f"{who} (batch {first[_BATCH]}); a batch holds whole users, every row of each "
-                "in one batch"
-            )
+        self.users.forget(batch)
 
     def merge(self, other: _State) -> None:
         shift = self.batches
 
         def moved(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
-            return [frame.with_columns(pl.col(_BATCH) + shift) for frame in frames]
+            return [frame.with_columns(pl.col(BATCH) + shift) for frame in frames]
 
-        for users in moved(other.users):
-            self.refuse_seen(users)
-        self.users.extend(moved(other.users))
-        self.hashes |= other.hashes
+        users = other.users.frame()
+        if users is not None:
+            self.users.add(moved([users])[0])
         self.parts.extend(other.parts)
         self.groups.extend(moved(other.groups))
         self.truths.extend(moved(other.truths))
@@ -392,20 +377,25 @@ class _State:
         if not self.groups:
             return {}
         groups = pl.concat(self.groups, how="vertical_relaxed")
-        every = groups.drop(_BATCH).unique()
+        every = groups.drop(BATCH).unique()
         keys = every.columns
-        truths = pl.concat(self.truths, how="vertical_relaxed").partition_by(_BATCH, as_dict=True)
+        truths = pl.concat(self.truths, how="vertical_relaxed").partition_by(BATCH, as_dict=True)
         missing = {}
         for (batch,), truth in truths.items():
-            own = groups.filter(pl.col(_BATCH) == batch).drop(_BATCH)
+            own = groups.filter(pl.col(BATCH) == batch).drop(BATCH)
             lacked = every.join(own, on=keys, how="anti", nulls_equal=True)
             if lacked.height:
-                missing[int(cast("int", batch))] = (lacked, truth.drop(_BATCH))
+                missing[int(cast("int", batch))] = (lacked, truth.drop(BATCH))
         return missing
 
     def write(self, folder: Path) -> None:
-        for name in ("parts", "users", "groups", "truths"):
-            frames = getattr(self, name)
+        users = self.users.frame()
+        for name, frames in (
+            ("parts", self.parts),
+            ("users", [] if users is None else [users]),
+            ("groups", self.groups),
+            ("truths", self.truths),
+        ):
             if frames:
                 pl.concat(frames, how="vertical_relaxed").write_ipc(folder / f"{name}.arrow")
         self.recs_example.write_ipc(folder / "recs_example.arrow")
@@ -413,12 +403,13 @@ class _State:
     @classmethod
     def read(cls, folder: Path, batches: int) -> _State:
         state = cls()
-        for name in ("parts", "users", "groups", "truths"):
+        for name in ("parts", "groups", "truths"):
             path = folder / f"{name}.arrow"
             if path.exists():
                 setattr(state, name, [pl.read_ipc(path)])
+        if (folder / "users.arrow").exists():
+            state.users.add(pl.read_ipc(folder / "users.arrow"))
         state.recs_example = pl.read_ipc(folder / "recs_example.arrow")
-        state.hashes = {h for users in state.users for h in _hashes(users.drop(_BATCH))}
         state.batches = batches
         return state
 
@@ -463,7 +454,7 @@ def _together(held: Sequence[_Held]) -> tuple[pl.DataFrame, pl.DataFrame | None]
 
 
 def _numbered(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
-    return frame.with_columns(pl.lit(batch, pl.UInt32).alias(_BATCH))
+    return frame.with_columns(pl.lit(batch, pl.UInt32).alias(BATCH))
 
 
 def _refuse_group_measures(specs: Sequence[MetricSpec]) -> None:
@@ -486,35 +477,6 @@ def _refuse_undecided(specs: Sequence[MetricSpec]) -> None:
             f"part of it; give it in the metric, e.g. {label.split('@')[0]}"
             f"({names[0]}=4){'@' + label.split('@')[1] if '@' in label else ''}"
         )
-
-
-def _user_keys(recs: pl.DataFrame, truth: pl.DataFrame | None, keys: list[str]) -> pl.DataFrame:
-    """The batch's distinct users (their key columns) in the recs and the truth."""
-    missing = [name for name in keys if name not in recs.columns]
-    if missing:
-        raise ValueError(
-            f"recs has no column {missing[0]!r} (the user or a by column of the Evaluator's "
-            f"options); its columns: {recs.columns}"
-        )
-    frames = [recs]
-    if truth is not None and all(name in truth.columns for name in keys):
-        frames.append(truth)
-    # each frame's distinct keys first (the batches' rows are many per user); one column's
-    # distinct values cost less than a frame's distinct rows
-    if len(keys) == 1:
-        distinct = [frame.select(pl.col(keys[0]).unique()) for frame in frames]
-    else:
-        distinct = [frame.select(keys).unique() for frame in frames]
-    return pl.concat(distinct, how="vertical_relaxed").unique()
-
-
-def _hashes(keys: pl.DataFrame) -> list[int]:
-    """A 64-bit hash of each row of user keys, the same for equal ids of any integer type."""
-    canonical = [
-        pl.col(name).cast(pl.Int128) if dtype.is_integer() else pl.col(name).cast(pl.String)
-        for name, dtype in keys.schema.items()
-    ]
-    return cast("list[int]", keys.select(canonical).hash_rows(seed=0).to_list())
 
 
 def _described_options(settings: Mapping[str, Any]) -> dict[str, Any]:

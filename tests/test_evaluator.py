@@ -224,3 +224,111 @@ def test_the_sample_in_five_batches_equals_evaluate() -> None:
         prm.evaluate(sample.recs, sample.truth, metrics, **options),
         check_exact=True,
     )
+
+
+def _numbered_users(ids: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Recs and truth of users with integer ids (a model's row indices): two items each."""
+    recs = pl.DataFrame({
+        "user": [user for user in ids for _ in range(2)],
+        "item": ["a", "b"] * len(ids),
+        "rank": [1, 2] * len(ids),
+    })  # fmt: skip
+    return recs, pl.DataFrame({"user": ids, "item": ["b"] * len(ids)})
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "repeated"),
+    [
+        ([0, 1, 2], [2, 3], 2),  # small ids: kept in a table by id
+        ([0, 1, 2], [2, 3, 10**12], 2),  # a large id moves the users kept into frames
+        ([-5, 1], [1, 7], 1),  # a negative id: frames from the start
+        ([10**12, 3], [5, 10**12], 10**12),
+    ],
+)
+def test_integer_users_in_two_batches_are_refused_however_they_are_kept(
+    first: list[int], second: list[int], repeated: int
+) -> None:
+    evaluator = Evaluator(["mrr"])
+    evaluator.update(*_numbered_users(first))
+    with pytest.raises(
+        ValueError,
+        match=rf"a user of batch 2 was already added in an earlier batch: user={repeated} "
+        r"\(batch 1\)",
+    ):
+        evaluator.update(*_numbered_users(second))
+    assert evaluator.batches == 1
+    recs, truth = _numbered_users([*first, 99])
+    evaluator.update(*_numbered_users([99]))  # the refused batch's other users may come
+    assert_frame_equal(evaluator.compute(), prm.evaluate(recs, truth, ["mrr"]), check_exact=True)
+
+
+def test_integer_users_are_counted_and_named_by_value_whatever_their_dtype() -> None:
+    evaluator = Evaluator(["mrr"])
+    evaluator.update(*_numbered_users([0, 1, 2, 3]))
+    recs, truth = _numbered_users([3, 2, 8])
+    small = [frame.with_columns(pl.col("user").cast(pl.UInt8)) for frame in (recs, truth)]
+    with pytest.raises(ValueError, match=r"2 users of batch 2 were .* user=2 \(batch 1\)"):
+        evaluator.update(*small)
+    # the recs' users alone count too: u3 had its truth in batch 1
+    with pytest.raises(ValueError, match=r"user=3 \(batch 1\)"):
+        evaluator.update(_numbered_users([3])[0], truth.clear())
+    # and the truth's: one user repeated in each
+    with pytest.raises(ValueError, match=r"2 users of batch 2 were .* user=0 \(batch 1\)"):
+        evaluator.update(_numbered_users([0])[0], _numbered_users([1])[1])
+    # 128-bit ids, which no table by id holds: the users kept move into frames
+    wide = [frame.with_columns(pl.col("user").cast(pl.Int128)) for frame in _numbered_users([1])]
+    with pytest.raises(ValueError, match=r"user=1 \(batch 1\)"):
+        evaluator.update(*wide)
+    evaluator.update(*_numbered_users([5]))
+    with pytest.raises(ValueError, match=r"user=5 \(batch 2\)"):
+        evaluator.update(*_numbered_users([5]))
+
+
+def test_integer_users_are_checked_after_merge_and_load(tmp_path: Path) -> None:
+    left = Evaluator(["mrr"])
+    left.update(*_numbered_users([0, 1]))
+    right = Evaluator(["mrr"])
+    right.update(*_numbered_users([4]))
+    right.update(*_numbered_users([2, 3]))
+    left.merge(right)
+    # its users again, under batches 4 and 5: the first named
+    with pytest.raises(ValueError, match=r"a user of batch 4 was .* user=4 \(batch 2\)"):
+        left.merge(right)
+    assert left.batches == 3
+    left.save(tmp_path / "state")
+    loaded = Evaluator.load(tmp_path / "state")
+    with pytest.raises(ValueError, match=r"a user of batch 4 was .* user=4 \(batch 2\)"):
+        loaded.update(*_numbered_users([5, 4]))
+    loaded.update(*_numbered_users([5]))
+    recs, truth = _numbered_users([0, 1, 2, 3, 4, 5])
+    assert_frame_equal(loaded.compute(), prm.evaluate(recs, truth, ["mrr"]), check_exact=True)
+
+
+def test_a_refused_batch_of_integer_users_leaves_no_user_kept() -> None:
+    evaluator = Evaluator(["mrr"], buffer_rows=0)
+    evaluator.update(*_numbered_users([0, 1]))
+    recs, truth = _numbered_users([2, 3])
+    with pytest.raises(ValueError, match="rank"):
+        evaluator.update(recs.with_columns(pl.lit(None, pl.Int64).alias("rank")), truth)
+    evaluator.update(recs, truth)  # its users come again, not refused
+    every_recs, every_truth = _numbered_users([0, 1, 2, 3])
+    assert_frame_equal(
+        evaluator.compute(), prm.evaluate(every_recs, every_truth, ["mrr"]), check_exact=True
+    )
+
+
+def test_a_user_is_whole_within_its_folds_when_the_truth_has_them() -> None:
+    # by a column of both frames (a fold): a user is one per fold, and may come once per fold
+    recs, truth = _numbered_users([0, 1])
+    folds = [
+        [frame.with_columns(pl.lit(fold).alias("fold")) for frame in (recs, truth)]
+        for fold in ("a", "b")
+    ]
+    evaluator = Evaluator(["mrr"], by="fold")
+    evaluator.update(*folds[0])
+    evaluator.update(*folds[1])  # the same users in another fold
+    with pytest.raises(
+        ValueError, match=r"2 users of batch 3 were .* fold='a', user=0 \(batch 1\)"
+    ):
+        evaluator.update(folds[0][0], folds[0][1].clear())
+    assert evaluator.batches == 2

@@ -9,7 +9,7 @@ user and both batches.
 Two ways to keep them, the same answers:
 
 * a table indexed by the id, when the key is the user alone and its ids are
-  integers from 0 up to 16 times the rows seen (a model's row indices, the
+  integers from 0 up to 4 times the rows seen (a model's row indices, the
   usual case): each batch is checked by a gather over its rows and recorded by
   a scatter, without finding its distinct users;
 * otherwise, each batch's distinct keys and a set of their 64-bit hashes (a
@@ -35,8 +35,9 @@ _NEW = f"{BATCH}_new"  # the batch bringing it again, in a refusal
 # the table's size: 4 bytes per id up to the largest id, kept while that id is below
 # _IDS_PER_ROW ids per row seen or below _FLOOR ids (4 MiB). Rows seen bound the users
 # (each has one at least): ids from 0 to the users' count fit whenever a batch holds a
-# sixteenth of the users with their rows, and sparse ids cost at most 64 bytes a row seen
-_IDS_PER_ROW = 16
+# quarter of the users with their rows, and sparse ids cost at most 16 bytes a row seen,
+# no more than the rows themselves held in memory (a user and an item id, 8 bytes each)
+_IDS_PER_ROW = 4
 _FLOOR = 1 << 20
 # the integer types NumPy holds (not the 128-bit ones)
 _TABLE_DTYPES = frozenset({

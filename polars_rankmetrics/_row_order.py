@@ -22,7 +22,7 @@ import polars as pl
 
 from polars_rankmetrics._validation import tie_key
 
-__all__ = ["run_cut", "run_lengths_in_rank_order", "run_positions"]
+__all__ = ["run_cut", "run_lengths_in_rank_order", "run_positions", "run_tie_groups"]
 
 
 def _continues_list(keys: Sequence[str]) -> pl.Expr:
@@ -154,6 +154,34 @@ def run_positions(lengths: pl.Series) -> pl.Series:
     [1, 2, 1, 1, 2, 3]
     """
     return pl.select(pl.int_ranges(1, pl.lit(lengths) + 1, dtype=pl.UInt32).explode()).to_series()
+
+
+def run_tie_groups(scores: pl.Series, lengths: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """Each row's group of equal scores: its first position and its size, rows in rank order.
+
+    ``scores`` in row order, each list one block of ``lengths`` rows in rank
+    order (:func:`run_lengths_in_rank_order`): a group is a run of equal
+    scores within a list (compared as float64, as the ranking compares them).
+    Built from the frame in memory, as :func:`run_positions` is, in place of
+    two ranking windows over every list.
+
+    Examples
+    --------
+    >>> first, size = run_tie_groups(pl.Series([0.9, 0.5, 0.5, 0.5, 0.2]), pl.Series([3, 2]))
+    >>> first.to_list(), size.to_list()
+    ([1, 2, 2, 1, 2], [1, 2, 2, 1, 1])
+    """
+    positions = run_positions(lengths)
+    value = pl.col("score").cast(pl.Float64) + 0.0
+    # a group starts a list or follows a different score (-0.0 equals 0.0 here)
+    starts = (pl.col("position") == 1) | (value != value.shift(1)).fill_null(value=True)
+    groups = pl.DataFrame({"score": scores, "position": positions}).select(
+        first=pl.when(starts).then(pl.col("position")).forward_fill(),
+        group=starts.cum_sum(),
+    )
+    sizes = groups.get_column("group").rle().struct.field("len")
+    size = sizes.repeat_by(sizes).explode().cast(pl.UInt32)
+    return groups.get_column("first"), size
 
 
 def run_cut(lengths: pl.Series, k: int) -> tuple[pl.Series, pl.Series]:

@@ -66,6 +66,7 @@ from polars_rankmetrics._pipeline.rank_cut import (
     largest_cutoff,
     lengths_in_rank_order,
     ranked_cut,
+    reads_score_ties,
     retrieved_recs,
 )
 from polars_rankmetrics._pipeline.sampled_probe import warn_if_sampled
@@ -353,15 +354,20 @@ def _rank(
     hits_only: bool,
 ) -> pl.LazyFrame:
     """The ranked cut of ``kept`` (``recs`` lazy, or what is left once ``removed`` some)."""
+    # rows removed before ranking: the lists are no longer runs of the input's rows
+    run_lengths = (
+        lengths_in_rank_order(recs, recs_spec) if not removed and not tie_average else None
+    )
+    run_scores = None
+    if run_lengths is not None and isinstance(recs, pl.DataFrame) and reads_score_ties(specs):
+        run_scores = recs.get_column(recs_spec.score or "")
     return ranked_cut(
         kept,
         recs_spec,
         specs,
         hold=in_memory,
-        # rows removed before ranking: the lists are no longer runs of the input's rows
-        run_lengths=(
-            lengths_in_rank_order(recs, recs_spec) if not removed and not tie_average else None
-        ),
+        run_lengths=run_lengths,
+        run_scores=run_scores,
         renumber=removed and recs_spec.score is None,
         tie_groups=tie_average,
         drop_repeats=not hits_only,

@@ -18,7 +18,12 @@ from polars_rankmetrics._measures._registry import TIE_SIZE, TIE_START, lookup
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._pipeline.inputs import RecsSpec, TruthSpec
 from polars_rankmetrics._pipeline.parse import MetricSpec
-from polars_rankmetrics._row_order import run_cut, run_lengths_in_rank_order, run_positions
+from polars_rankmetrics._row_order import (
+    run_cut,
+    run_lengths_in_rank_order,
+    run_positions,
+    run_tie_groups,
+)
 from polars_rankmetrics.conventions import Conventions
 
 
@@ -355,10 +360,17 @@ def ranked_cut(
     *,
     hold: bool,
     run_lengths: pl.Series | None,
+    run_scores: pl.Series | None = None,
     renumber: bool = False,
     tie_groups: bool = False,
     drop_repeats: bool = True,
 ) -> pl.LazyFrame:
+    """The ranked rows that the measures read: positions, tie groups, the cut.
+
+    ``run_lengths``: the lists' lengths when ``recs`` comes list by list in
+    rank order (:func:`lengths_in_rank_order`), ``run_scores`` then its
+    scores in row order (the tie groups read them, when a measure does).
+    """
     columns = [*spec.list_keys, spec.item, spec.score or spec.rank]
     selected = recs.select(list(dict.fromkeys(columns)))
     k = largest_cutoff(specs)
@@ -384,7 +396,19 @@ def ranked_cut(
             # given ranks of a list some rows left: 1, 2, ... in their order. "min" keeps a
             # repeated rank repeated, so the position check still sees it
             ranked = ranked.with_columns(pl.col(spec.rank).rank("min").over(spec.list_keys))
-        if score_ties:
+        if (
+            score_ties
+            and run_scores is not None
+            and run_lengths is not None
+            and spec.duplicates != "first"
+        ):
+            # lists in rank order, every row kept: each run of equal scores is a group
+            first, size = run_tie_groups(run_scores, run_lengths)
+            ranked = ranked.with_columns(
+                pl.lit(first).alias(TIE_START), pl.lit(size).alias(TIE_SIZE)
+            )
+            extra = [TIE_START, TIE_SIZE]
+        elif score_ties:
             ranked = _with_tie_groups(ranked, spec, spec.score, positions=None)
             extra = [TIE_START, TIE_SIZE]
     top = (ranked if early else cut(ranked, k, spec.rank)).select(

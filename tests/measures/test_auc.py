@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._row_order import run_tie_groups
 from tests import textbook_auc as textbook
 
 # a generated list may share no item with its truth: evaluate warns, and the values are
@@ -434,3 +435,32 @@ def test_pauc_reads_past_its_cutoff_beside_other_measures() -> None:
     frame = prm.evaluate(recs, truth, ["pauc@2", "ndcg@1"])
     # r1: 1 negative above, (2 - 1); r2: 2 above, not counted: 1 / (2 * 2)
     assert frame.row(0) == (0.25, 0.0)
+
+
+@SETTINGS
+@given(case=scored_users(), max_fpr=st.sampled_from([0.3, 1.0]))
+def test_lists_in_rank_order_give_the_same_auc(
+    case: tuple[pl.DataFrame, pl.DataFrame], max_fpr: float
+) -> None:
+    """Rows already in rank order: the tie groups are read from the runs, not ranked again."""
+    recs, truth = case
+    ordered = recs.sort(["user", "score", "item"], descending=[False, True, True])
+    metrics = [f"auc(max_fpr={max_fpr})", "gauc"]
+    # in memory in rank order (the runs), lazy (the ranking windows), and beside ndcg
+    runs = prm.evaluate(ordered, truth, metrics, score="score", relevance="rel", per_user=True)
+    ranked = prm.evaluate(
+        ordered.lazy(), truth, metrics, score="score", relevance="rel", per_user=True
+    ).collect()
+    mixed = prm.evaluate(
+        ordered, truth, [*metrics, "ndcg@3"], score="score", relevance="rel", per_user=True
+    )
+    assert runs.sort("user").equals(ranked.sort("user"))
+    assert runs.sort("user").equals(mixed.select(runs.columns).sort("user"))
+
+
+def test_run_tie_groups_in_rank_order() -> None:
+    """The runs of equal scores, list by list (-0.0 equals 0.0; a new list starts a group)."""
+    scores = pl.Series([0.5, 0.5, 0.0, -0.0, 0.5, 0.2, 0.2])
+    first, size = run_tie_groups(scores, pl.Series([4, 1, 2]))
+    assert first.to_list() == [1, 1, 3, 3, 1, 1, 1]
+    assert size.to_list() == [2, 2, 2, 2, 1, 2, 2]

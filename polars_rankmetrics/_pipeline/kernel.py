@@ -155,7 +155,9 @@ def per_user_partials(
     )
     relevant = None
     if subtopic_truth is not None:
-        relevant = relevant_subtopics(subtopic_truth, truth_spec)
+        # read by the subtopic counts, the greedy ideal and the run's join: computed once (not
+        # held, its windows ran three times; the peak memory stays below the three's)
+        relevant = relevant_subtopics(subtopic_truth, truth_spec).cache()
         truth_stats = with_subtopic_statistics(
             truth_stats, relevant, requests=requests, user_keys=user_keys,
             item=truth_spec.item, rank=spec.rank,

@@ -90,7 +90,9 @@ def per_user_partials(
 
     Returns the per-user frame (one row per evaluated user and ``by`` group,
     with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
-    and the hits table. ``grade_levels``, ``truth_rows``: as in
+    and the hits table (where no measure reads the hits, and ``hit_row`` is not
+    asked for, the run's subtopic rows: recommended truth rows as well, for
+    counting users with a hit). ``grade_levels``, ``truth_rows``: as in
     :func:`polars_rankmetrics._pipeline.truth.truth_statistics`.
     ``hit_row``: give each hit row the index of its row in the cut, in this column.
     ``hold``: the hits table is computed once (cached): the main plan and the hit-row
@@ -182,6 +184,10 @@ def per_user_partials(
         per_user = with_run_subtopic_sums(
             per_user, run, requests=requests, list_keys=spec.list_keys
         )
+        if hit_row is None and not any(q.measure.hit_partials(q.ctx) for q in requests):
+            # no measure reads the hits: the run's subtopic rows are recommended truth rows
+            # too (the caller counts their users), and the hits' join is not run for that
+            hits = run
     return per_user, hits
 
 

@@ -181,13 +181,15 @@ def per_user_partials(
     per_user = _join_partials(per_user, tables, requests, spec)
     if relevant is not None:
         run = run_subtopics(ranked, relevant, spec, truth_spec)
+        # no measure reads the hits: the run's subtopic rows are recommended truth rows too
+        # (the caller counts their users), and the hits' join is not run for that
+        witness = hit_row is None and not any(q.measure.hit_partials(q.ctx) for q in requests)
+        if witness and hold:
+            run = run.cache()  # held as the hits would be: the sums and the count read it
         per_user = with_run_subtopic_sums(
             per_user, run, requests=requests, list_keys=spec.list_keys
         )
-        if hit_row is None and not any(q.measure.hit_partials(q.ctx) for q in requests):
-            # no measure reads the hits: the run's subtopic rows are recommended truth rows
-            # too (the caller counts their users), and the hits' join is not run for that
-            hits = run
+        hits = run if witness else hits
     return per_user, hits
 
 

@@ -62,8 +62,9 @@ def relevant_subtopics(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
     """The relevant (user, subtopic, item) rows, with the subtopic's relevant documents.
 
     And its slot: one integer per (user, subtopic), the index of one of its
-    rows (below the row count). Relevant: grade > 0 and at least ``relevance_level`` (ndeval counts a
-    judgment >= 1; graded judgments are binarised).
+    rows (below the row count). Relevant: grade > 0 and at least
+    ``relevance_level`` (ndeval counts a judgment >= 1; graded judgments are
+    binarised).
     """
     if spec.subtopic is None:  # unreachable: the plan sets it for these measures
         raise ValueError("the subtopic judgements need a subtopic column")

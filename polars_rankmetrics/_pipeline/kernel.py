@@ -90,7 +90,9 @@ def per_user_partials(
 
     Returns the per-user frame (one row per evaluated user and ``by`` group,
     with :data:`N_RELEVANT`, the partials and ideal DCGs the requests read)
-    and the hits table. ``grade_levels``, ``truth_rows``: as in
+    and the hits table (where no measure reads the hits, and ``hit_row`` is not
+    asked for, the run's subtopic rows: recommended truth rows as well, for
+    counting users with a hit). ``grade_levels``, ``truth_rows``: as in
     :func:`polars_rankmetrics._pipeline.truth.truth_statistics`.
     ``hit_row``: give each hit row the index of its row in the cut, in this column.
     ``hold``: the hits table is computed once (cached): the main plan and the hit-row
@@ -155,7 +157,9 @@ def per_user_partials(
     )
     relevant = None
     if subtopic_truth is not None:
-        relevant = relevant_subtopics(subtopic_truth, truth_spec)
+        # read by the subtopic counts, the greedy ideal and the run's join: computed once (not
+        # held, its windows ran three times; the peak memory stays below the three's)
+        relevant = relevant_subtopics(subtopic_truth, truth_spec).cache()
         truth_stats = with_subtopic_statistics(
             truth_stats, relevant, requests=requests, user_keys=user_keys,
             item=truth_spec.item, rank=spec.rank,
@@ -177,9 +181,15 @@ def per_user_partials(
     per_user = _join_partials(per_user, tables, requests, spec)
     if relevant is not None:
         run = run_subtopics(ranked, relevant, spec, truth_spec)
+        # no measure reads the hits: the run's subtopic rows are recommended truth rows too
+        # (the caller counts their users), and the hits' join is not run for that
+        witness = hit_row is None and not any(q.measure.hit_partials(q.ctx) for q in requests)
+        if witness and hold:
+            run = run.cache()  # held as the hits would be: the sums and the count read it
         per_user = with_run_subtopic_sums(
             per_user, run, requests=requests, list_keys=spec.list_keys
         )
+        hits = run if witness else hits
     return per_user, hits
 
 

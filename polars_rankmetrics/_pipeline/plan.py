@@ -429,13 +429,17 @@ def _truth_parts(
         propensities=propensities,
         subtopic_truth=subtopic_truth,
     )
-    # held hits only: else counting their users would run the join once more
+    # held hits only: else counting their users would run the join once more (the run's
+    # subtopic rows where no measure reads the hits: the hits' join is then not run)
     held = in_memory and largest_cutoff(specs) is not None
     hit_users = hit_rows.select(pl.col(roles.user).n_unique().alias(_HIT_USERS)) if held else None
+    # the judged users from the truth as given: a subtopic truth has the collapsed one's users
+    # without its group-by run once more
+    users_of = truth_lf if subtopic_truth is None else subtopic_truth
     parts = counted_parts(
         per_user,
         recs_lf,
-        judged_users(recs_lf, truth_lf, recs_spec, truth_spec),
+        judged_users(recs_lf, users_of, recs_spec, truth_spec),
         spec=recs_spec,
         requests=truth_requests,
         conv=conv,

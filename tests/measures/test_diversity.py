@@ -260,3 +260,18 @@ def test_equal_to_ir_measures(seed: int) -> None:
             # a qrels topic the run lacks: ir_measures gives it 0, ndeval leaves it out
             got = mine.get(topic, 0.0)
             assert got == pytest.approx(value, rel=1e-12, abs=1e-15), (name, topic)
+
+
+def test_the_ideal_does_not_depend_on_the_truth_row_order() -> None:
+    # documents in three subtopics each: at alpha 0.3 a gain is a float sum of three
+    # powers whose last bit depends on the order they are added in, and an equal gain
+    # a tie broken on it (summed in subtopic order, whatever order the rows come in)
+    rows = [("q", str(i % 7), str(i // 3), 1) for i in range(2000)]
+    scores = random.Random(5)
+    run = [("q", str(i), scores.random()) for i in range(700)]
+    recs, truth = _frames(rows, run)
+    metrics = ["nnrbp(alpha=0.3,beta=0.8)", "alpha_ndcg(alpha=0.3)@20", "nerr_ia(alpha=0.3)@20"]
+    want = prm.evaluate(recs, truth, metrics, **NDEVAL)
+    for seed in range(8):
+        shuffled = truth.sample(fraction=1.0, shuffle=True, seed=seed)
+        assert prm.evaluate(recs, shuffled, metrics, **NDEVAL).equals(want), seed

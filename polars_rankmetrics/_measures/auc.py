@@ -175,7 +175,8 @@ def _roc_area(max_fpr: float) -> pl.Expr:
             .then(ramp + (reach - tied).clip(lower_bound=0.0))
             .otherwise(reach.clip(lower_bound=0.0))
         )
-        area = reached.sum()
+        # fractional terms: summed in one order (the rows reach the aggregation in any)
+        area = reached.sort().sum()
     return pl.when((n_positive > 0) & (n_negative > 0)).then(area / (n_positive * n_negative))
 
 

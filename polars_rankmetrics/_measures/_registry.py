@@ -55,7 +55,9 @@ The tables a measure reads (``inputs``):
     position under ``ties="average"``). The AUC family reads it.
 ``"score_ties"``
     :data:`TIE_START` and :data:`TIE_SIZE` on every hits-table row: the first
-    position and the size of the row's group of equal scores in its list,
+    position and the size of the row's group of equal scores in its list, and
+    :data:`TIE_RELEVANT` and :data:`TIE_RELEVANT_ABOVE`: the relevant rows of
+    the list in that group and in the groups above it,
     under every tie rule (the tie rule orders the group; these do not depend
     on it). With given ranks, which never tie, the row's position and 1. The
     AUC family reads them (a tie counts one half). When every requested
@@ -139,6 +141,7 @@ __all__ = [
     "SUBTOPIC_RELEVANT",
     "SUBTOPIC_SEEN",
     "TIE_RELEVANT",
+    "TIE_RELEVANT_ABOVE",
     "TIE_SIZE",
     "TIE_START",
     "UNJUDGED_ABOVE",
@@ -197,8 +200,11 @@ TIE_SIZE = f"{PREFIX}tie_size"
 # input "score_ties" (the AUC family): the first position of the row's group of equal scores
 # in its list, whatever the tie rule (TIE_SIZE beside it: the group's size)
 TIE_START = f"{PREFIX}tie_start"
-# ties="average" with input "hit_index": the number of relevant items in the row's tie group
+# ties="average" with input "hit_index", or input "score_ties": the number of relevant items
+# in the row's tie group
 TIE_RELEVANT = f"{PREFIX}tie_relevant"
+# input "score_ties": the relevant items of the list in tie groups above the row's
+TIE_RELEVANT_ABOVE = f"{PREFIX}tie_relevant_above"
 
 Aggregation = Literal["mean", "geometric_mean", "pooled", "sum", "group"]
 

@@ -128,6 +128,8 @@ from polars_rankmetrics._measures._registry import (
     LIST_LENGTH,
     N_RELEVANT,
     RELEVANT,
+    TIE_RELEVANT,
+    TIE_RELEVANT_ABOVE,
     TIE_SIZE,
     TIE_START,
     Context,
@@ -164,8 +166,8 @@ def _roc_area(max_fpr: float) -> pl.Expr:
         area = n_positive * n_negative - below + n_positive * n_positive / 2.0
     else:
         # R: the positives of better groups; r: the group's positives (itself included)
-        better = start.rank("min").cast(pl.Float64) - 1.0
-        in_group = start.rank("max").cast(pl.Float64) - better
+        better = pl.col(TIE_RELEVANT_ABOVE).filter(positives).cast(pl.Float64)
+        in_group = pl.col(TIE_RELEVANT).filter(positives).cast(pl.Float64)
         reach = max_fpr * n_negative - (start - 1.0 - better)  # u, in units of 1/N
         tied = size - in_group  # d
         # the diagonal across the tie group: a ramp of width d (0: a vertical step)

@@ -17,7 +17,11 @@ from polars_rankmetrics._measures._registry import (
     MAX_GRADE,
     N_NONRELEVANT,
     N_RELEVANT,
+    RELEVANT,
+    TIE_RELEVANT,
+    TIE_RELEVANT_ABOVE,
     TIE_SIZE,
+    TIE_START,
 )
 from polars_rankmetrics._pipeline.hits import (
     binary_hit_columns,
@@ -142,6 +146,8 @@ def per_user_partials(
         hits = hits.cache()
     if "n_relevant_on_hits" in inputs:
         hits = hits.join(truth_stats.select(*user_keys, N_RELEVANT), on=user_keys, how="left")
+    if "score_ties" in inputs:
+        hits = with_relevant_in_tie_groups(hits, spec)
     if "list_length" in inputs:
         hits = hits.join(
             list_lengths(ranked, spec, tie_groups=conv.ties == "average"),
@@ -191,6 +197,21 @@ def per_user_partials(
         )
         hits = run if witness else hits
     return per_user, hits
+
+
+def with_relevant_in_tie_groups(hits: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:
+    """The relevant rows in each hit's tie group and above it (input ``"score_ties"``).
+
+    :data:`TIE_RELEVANT` and :data:`TIE_RELEVANT_ABOVE`: windows over the hits
+    (a few percent of the rows), cheaper than a rank per list in the measures'
+    aggregation.
+    """
+    relevant = pl.col(RELEVANT).fill_null(value=False)
+    start = pl.when(relevant).then(pl.col(TIE_START))
+    return hits.with_columns(
+        relevant.cast(pl.UInt32).sum().over([*spec.list_keys, TIE_START]).alias(TIE_RELEVANT),
+        (start.rank("min").over(spec.list_keys) - 1).alias(TIE_RELEVANT_ABOVE),
+    )
 
 
 def list_lengths(ranked: pl.LazyFrame, spec: RecsSpec, *, tie_groups: bool) -> pl.LazyFrame:

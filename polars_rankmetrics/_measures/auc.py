@@ -285,7 +285,8 @@ AUC = register(
         fill=None,
         tie_average=True,
         doc="auc = 1 - sum_i s_i / (P N) over the user's candidates (s_i: negatives above "
-        "positive i); auc(max_fpr=t): sklearn's McClish-standardised partial AUC",
+        "positive i, a tie counting one half); auc(max_fpr=t): sklearn's McClish-standardised "
+        "partial AUC",
     )
 )
 

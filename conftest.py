@@ -32,6 +32,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
 
 
+@pytest.fixture(autouse=True)
+def _written_measures_kept() -> Iterator[None]:
+    """Each test (and doctest) leaves the measures users registered as it found them.
+
+    A docs page registers and unregisters its own ``dhits``; the measures of
+    ``tests/user_measures.py``, registered once at collection, carry the same
+    names and must still be there for the tests that run after it.
+    """
+    from polars_rankmetrics._measures import _registry  # noqa: PLC0415
+
+    before = {measure.name: measure for measure in _registry.written_measures()}
+    yield
+    for measure in _registry.written_measures():
+        if before.get(measure.name) is not measure:
+            _registry.unregister_written(measure.name)
+    for name, measure in before.items():
+        if _registry.canonical(name) is None:
+            _registry.register_written(measure)
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One small local SparkSession for the whole run: 2 cores, no UI, 1 GiB."""

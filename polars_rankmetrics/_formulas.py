@@ -117,7 +117,19 @@ def defined(value: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:
 
 def precision(hits: pl.Expr, k: int) -> pl.Expr:
     """``hits / k``: missing slots of a short list count as misses."""
-    return hits.cast(pl.Float64) / float(k)
+    return divided_by_constant(hits.cast(pl.Float64), k)
+
+
+def divided_by_constant(value: pl.Expr, constant: float) -> pl.Expr:
+    """``value / constant`` with the same bits for every row.
+
+    Polars divides a column by a constant as a product with its reciprocal
+    but a single value exactly (pola-rs/polars#20038: by design), so
+    ``h / k`` could differ in the last bit between a user alone in a chunk
+    and the others. The product with ``1 / constant`` is one operation on
+    both paths.
+    """
+    return value * (1.0 / float(constant))
 
 
 def recall(hits: pl.Expr, n_relevant: pl.Expr) -> pl.Expr:

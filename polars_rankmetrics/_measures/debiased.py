@@ -215,7 +215,7 @@ def _recall(*, normalised: bool) -> Finals:
 def _precision(*, normalised: bool) -> Finals:
     def finals(ctx: Context) -> Mapping[str, pl.Expr]:
         hits = pl.col(ctx.name("ips_hits")) * _scale(ctx, normalised=normalised)
-        return _defined(hits / float(ctx.cutoff()))
+        return _defined(formula.divided_by_constant(hits, ctx.cutoff()))
 
     return finals
 

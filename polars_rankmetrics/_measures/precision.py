@@ -121,7 +121,10 @@ def _trec_relative_precision(plan: Plan, request: Request) -> None:
 def _trec_unjudged(plan: Plan, request: Request) -> None:
     """unj_k (m_unj.c): documents without a judgement in the top k, over k."""
     for name, k in zip(request.names, request.cutoffs, strict=True):
-        plan.value(name, ((code < 0) & (rank <= k)).sum().cast(pl.Float64) / k)
+        plan.value(
+            name,
+            formula.divided_by_constant(((code < 0) & (rank <= k)).sum().cast(pl.Float64), k),
+        )
 
 
 register_trec(

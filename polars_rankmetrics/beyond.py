@@ -15,6 +15,8 @@ import math
 import re
 from collections.abc import Sequence
 
+import polars as pl
+
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
 from polars_rankmetrics._measures import all_measures, canonical, lookup
 from polars_rankmetrics._measures import lists as ba
@@ -248,17 +250,21 @@ def list_metrics(
         measures, ListInputs(interactions, items, category, group=group, group_weight=group_weight)
     )
     # evaluate computes them (the list plan, no truth): each metric string with the
-    # keywords' parameters written in, the result's columns named as asked
-    asked = {_written(request, measure): request.label for request, measure in measures}
+    # keywords' parameters written in, the result's columns named as asked (two strings
+    # asking the same, entropy@2 and entropy(p=1)@2, are computed once and both kept)
+    asked = {request.label: _written(request, measure) for request, measure in measures}
+    computed = list(dict.fromkeys(asked.values()))
     call = caller(recs, name="recs")
     result = evaluate(
-        call.frame, None, list(asked), per_user=per_user, user=user, item=item, rank=rank,
+        call.frame, None, computed, per_user=per_user, user=user, item=item, rank=rank,
         score=score, by=by, ties=ties, duplicates=duplicates,
         interactions=call.read(interactions, name="interactions"),
         items=call.read(items, name="items"), category=category, group=group,
         group_weight=group_weight,
     )  # fmt: skip
-    return call.back(result.rename(asked))
+    keys = [name for name in result.collect_schema().names() if name not in computed]
+    named = [pl.col(written).alias(label) for label, written in asked.items()]
+    return call.back(result.select(*keys, *named))
 
 
 def _check_parameters(head_share: object, alpha: object) -> None:

@@ -249,16 +249,16 @@ def evaluate(
         ``eleven_pt@k`` (``eleven_point@k``), ``rbp(p=0.8)@k``, ``bpref@k``, ``infap@k``
         (``inf_ap@k``), ``rbp_resid(p=0.8)@k`` (``rbp_residual@k``), ``gm_bpref@k``. Of
         the lists themselves, which read no truth: ``calibration(alpha=0.01)@k``,
-        ``coverage@k``, ``entropy@k``, ``awrf(p=0.5)@k``, ``ndkl@k``, ``gini@k``,
-        ``exposure_gini(p=0.5)@k``, ``ild@k``, ``personalization@k``,
+        ``coverage@k``, ``entropy(p=1)@k``, ``gini@k``, ``exposure_gini(p=0.5)@k``,
+        ``awrf(p=0.5)@k``, ``ndkl@k``, ``ild@k``, ``personalization@k``,
         ``novelty(popularity=users)@k``, ``arp(popularity=users)@k``,
         ``long_tail(head_share=0.2,popularity=users)@k``,
-        ``rank_biased_entropy(p=0.85)@k``, ``surprisal@k``. Leave out ``@k`` to evaluate
-        the whole list; ``pauc``, ``pap``, ``precision``, ``ips_precision``,
-        ``snips_precision``, ``alpha_dcg``, ``alpha_ndcg``, ``err_ia``, ``nerr_ia``,
-        ``p_ia``, ``strec``, ``fbeta``, ``f1``, ``pooled_recall`` require a cutoff, and
-        ``auc``, ``gauc``, ``nrbp``, ``nnrbp``, ``map_ia``, ``mean_rank``,
-        ``r_precision`` take none.
+        ``rank_biased_entropy(p=0.85,epsilon=1e-06)@k``, ``surprisal@k``. Leave out
+        ``@k`` to evaluate the whole list; ``pauc``, ``pap``, ``precision``,
+        ``ips_precision``, ``snips_precision``, ``alpha_dcg``, ``alpha_ndcg``,
+        ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec``, ``fbeta``, ``f1``,
+        ``pooled_recall`` require a cutoff, and ``auc``, ``gauc``, ``nrbp``, ``nnrbp``,
+        ``map_ia``, ``mean_rank``, ``r_precision`` take none.
 
         **Warning**: ``hits@k`` is the hit rate, 0 or 1 per user, while ranx's
         ``hits@k`` is a count, here ``n_relevant_retrieved@k``. The formulas are

@@ -18,7 +18,16 @@ Lists = Mapping[object, Sequence[tuple[object, int]]]
 History = Sequence[tuple[object, object]]
 Catalog = Mapping[object, frozenset[object]]
 
-USER_MEASURES = ("novelty", "arp", "long_tail", "ild", "calibration", "surprisal")
+USER_MEASURES = (
+    "novelty", "arp", "long_tail", "ild", "calibration", "surprisal", "rank_biased_entropy",
+)  # fmt: skip
+
+
+def parameters(name: str) -> tuple[str, dict[str, float]]:
+    """``"entropy(p=0.85)"`` -> ``("entropy", {"p": 0.85})``."""
+    base, _, rest = name.partition("(")
+    pairs = [part.split("=") for part in rest.rstrip(")").split(",") if part.strip()]
+    return base, {key.strip(): float(value) for key, value in pairs}
 
 
 def top(lists: Lists, k: int | None) -> dict[object, list[object]]:
@@ -70,11 +79,19 @@ def per_user(
     alpha: float = 0.01,
 ) -> dict[object, float | None]:
     """The per-user value of ``name`` for every user with a non-empty list within 1..k."""
+    name, params = parameters(name)
     cut = top(lists, k)
     c, n = popularity(history)
     out: dict[object, float | None] = {}
     for user, items in cut.items():
-        if name == "novelty":
+        if name == "rank_biased_entropy":
+            out[user] = _rank_biased_entropy(
+                [(i, r) for i, r in lists[user] if k is None or r <= k],
+                catalog,
+                patience=params.get("p", 0.85),
+                epsilon=params.get("epsilon", 1e-6),
+            )
+        elif name == "novelty":
             out[user] = (
                 _mean([-math.log2(max(c.get(i, 0), 1) / n) for i in items]) if n > 0 else None
             )
@@ -115,6 +132,30 @@ def per_user(
     return out
 
 
+def _rank_biased_entropy(
+    rows: Sequence[tuple[object, int]], catalog: Catalog, *, patience: float, epsilon: float
+) -> float | None:
+    """LensKit's RankBiasedEntropy of one list: bits, over every category of the catalog.
+
+    Each catalog item at rank r gives p^(r - 1) / m to each of its m categories;
+    every category gets epsilon more; None without a catalog item.
+    """
+    every = sorted({cat for categories in catalog.values() for cat in categories}, key=repr)
+    weight = dict.fromkeys(every, 0.0)
+    shown = False
+    for item, rank in rows:
+        if item not in catalog:
+            continue
+        shown = True
+        for cat in catalog[item]:
+            weight[cat] += patience ** (rank - 1) / len(catalog[item])
+    if not shown:
+        return None
+    smoothed = [w + epsilon for w in weight.values()]
+    total = sum(smoothed)
+    return -sum(w / total * math.log2(w / total) for w in smoothed if w > 0)
+
+
 def _distribution(items: Sequence[object], catalog: Catalog) -> dict[object, float]:
     shares: dict[object, float] = {}
     for item in items:
@@ -135,7 +176,8 @@ def group_value(
     alpha: float = 0.01,
 ) -> float | None:
     """One group's value: the mean of a per-user measure, or a group measure."""
-    if name in USER_MEASURES:
+    base, params = parameters(name)
+    if base in USER_MEASURES:
         values = per_user(
             name, k, lists, history, catalog, head_share=head_share, alpha=alpha
         ).values()
@@ -150,10 +192,10 @@ def group_value(
         if total == 0:
             return None
         return sum((2 * j - n - 1) * xj for j, xj in enumerate(x, start=1)) / (n * total)
-    if name in ("entropy", "rank_biased_entropy"):
-        # each item's share of the top-k slots of the group's lists (rank-biased: a slot at
-        # rank r weighs 0.85^(r - 1)); natural log
-        patience = 0.85 if name == "rank_biased_entropy" else 1.0
+    if base == "entropy":
+        # each item's share of the top-k slots of the group's lists (with a patience p: a
+        # slot at rank r weighs p^(r - 1)); natural log
+        patience = params.get("p", 1.0)
         weight: dict[object, float] = {}
         for rows in lists.values():
             for item, rank in rows:

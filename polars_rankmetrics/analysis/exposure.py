@@ -32,8 +32,7 @@ import polars as pl
 
 from polars_rankmetrics import _validation as v
 from polars_rankmetrics._frames import AnyFrame, ArrowStream, Eager, Polars, eager_caller
-from polars_rankmetrics._measures.lists._shared import W
-from polars_rankmetrics._measures.lists.fairness import attention, check_patience
+from polars_rankmetrics._measures.lists._shared import W, attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._pipeline.lists import unify_keys
 from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point, ordered_sum

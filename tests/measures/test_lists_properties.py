@@ -37,7 +37,8 @@ TOLERANCE = 1e-9
 CATALOG = list(range(12))  # list items come from 0..9; 10 and 11 are never shown
 NAMES = (
     "coverage", "novelty", "arp", "long_tail", "gini", "personalization", "ild", "calibration",
-    "entropy", "surprisal", "rank_biased_entropy",
+    "entropy", "surprisal", "rank_biased_entropy", "entropy(p=0.85)",
+    "rank_biased_entropy(p=0.5, epsilon=0)", "rank_biased_entropy(p=1)",
 )  # fmt: skip
 
 
@@ -187,7 +188,7 @@ def test_group_values_match_the_textbook(case: dict[str, Any]) -> None:
 @given(cases())
 def test_per_user_values_match_the_textbook(case: dict[str, Any]) -> None:
     recs, history, items, by = _frames(case)
-    per_user_names = [name for name in NAMES if name in tb.USER_MEASURES]
+    per_user_names = [name for name in NAMES if tb.parameters(name)[0] in tb.USER_MEASURES]
     labels = {name: _label(name, case["cutoffs"][name]) for name in per_user_names}
     result = prm.list_metrics(
         recs,

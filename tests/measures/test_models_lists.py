@@ -1,6 +1,10 @@
-"""surprisal@k and entropy@k (``_measures/lists/surprisal.py``, ``entropy.py``): worked values.
+"""surprisal@k, entropy(p)@k and rank_biased_entropy(p)@k: worked values and the peers' cases.
 
-RePlay's own test values for ``Surprisal`` (its docstring example and
+LensKit's ``RankBiasedEntropy`` and ``Entropy`` cases (lkpy
+``tests/eval/test_entropy.py``) are checked against LensKit's formula
+(``matrix_column_entropy``) on the same matrices; its cases with items that
+have no category (zero rows) have no counterpart here, where every
+recommended item must be in the catalog with a category. RePlay's own test values for ``Surprisal`` (its docstring example and
 ``tests/metrics/test_metrics.py::test_surprisal`` on the data of
 ``tests/metrics/conftest.py``, github.com/sb-ai-lab/RePlay) are transcribed as
 facts; hypothesis-generated cases against the textbook are in
@@ -10,7 +14,9 @@ facts; hypothesis-generated cases against the textbook are in
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -139,28 +145,137 @@ def test_entropy_by_group_is_one_value_per_group() -> None:
 # ---------------------------------------------------------------- rank-biased entropy
 
 
+def _lenskit_entropy(matrix: list[list[float]], weights: list[float] | None = None) -> float:
+    """LensKit's ``matrix_column_entropy`` (lkpy ``metrics/ranking/_entropy.py``), as written.
+
+    Items x categories (rows normalised as distributions), each row times its
+    rank weight, column sums + 1e-6, -sum q log2 q.
+    """
+    m = np.asarray(matrix, dtype=float)
+    if weights is not None:
+        m = m * np.asarray(weights)[:, np.newaxis]
+    values = m.sum(axis=0) + 1e-6
+    q = values / values.sum()
+    return float(-np.sum(q * np.log2(q)))
+
+
+def _one_list(categories: list[list[str]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One list of items 1..n at ranks 1..n, item i with ``categories[i - 1]``."""
+    n = len(categories)
+    recs = pl.DataFrame({"user": [1] * n, "item": range(1, n + 1), "rank": range(1, n + 1)})
+    items = pl.DataFrame({"item": range(1, n + 1), "category": categories})
+    return recs, items
+
+
+def _rbe(recs: pl.DataFrame, items: pl.DataFrame, metrics: list[str]) -> dict[str, Any]:
+    return prm.list_metrics(recs, metrics, items=items, category="category").row(0, named=True)
+
+
 def test_rank_biased_entropy_hand_worked() -> None:
+    # the catalog's categories: w, x, y, z. The list: a (x) at 1, b (x and y) at 2, d (z) at
+    # 3, c (y) at 4. p = 0.5: a gives x 1; b gives x and y 0.25 each; d gives z 0.25; c gives
+    # y 0.125. v = (w 0, x 1.25, y 0.375, z 0.25), each + 1e-6.
+    recs = pl.DataFrame({"user": [1] * 4, "item": ["a", "b", "d", "c"], "rank": [1, 2, 3, 4]})
+    items = pl.DataFrame(
+        {"item": ["a", "b", "c", "d", "e"], "category": [["x"], ["x", "y"], ["y"], ["z"], ["w"]]}
+    )
+    got = _rbe(recs, items, ["rank_biased_entropy(p=0.5)@4", "rank_biased_entropy(p=0.5)@1"])
+    v = [1e-6, 1.25 + 1e-6, 0.375 + 1e-6, 0.25 + 1e-6]
+    expected = -sum(x / sum(v) * math.log2(x / sum(v)) for x in v)
+    assert got["rank_biased_entropy(p=0.5)@4"] == pytest.approx(expected, rel=1e-13)
+    # at 1 only x is shown: the smoothing alone spreads a little
+    v1 = [1e-6, 1 + 1e-6, 1e-6, 1e-6]
+    expected1 = -sum(x / sum(v1) * math.log2(x / sum(v1)) for x in v1)
+    assert got["rank_biased_entropy(p=0.5)@1"] == pytest.approx(expected1, rel=1e-12)
+
+
+def test_rank_biased_entropy_is_per_list_and_their_mean() -> None:
+    recs = pl.DataFrame(
+        {"user": [1, 1, 2, 2, 3], "item": ["a", "b", "a", "c", "c"], "rank": [1, 2, 1, 2, 3]}
+    )
+    items = pl.DataFrame({"item": ["a", "b", "c"], "category": ["x", "x", "y"]})
+    per_user = prm.list_metrics(
+        recs, ["rank_biased_entropy@2"], items=items, category="category", per_user=True
+    ).sort("user")
+    one = _lenskit_entropy([[1, 0], [1, 0]], [1, 0.85])
+    two = _lenskit_entropy([[1, 0], [0, 1]], [1, 0.85])
+    # user 3 has nothing within 2: no value (LensKit: NaN), not counted in the mean
+    assert per_user.rows() == [
+        (1, pytest.approx(one, rel=1e-12)), (2, pytest.approx(two, rel=1e-12))
+    ]  # fmt: skip
+    mean = prm.list_metrics(recs, ["rank_biased_entropy@2"], items=items, category="category")
+    assert mean.item() == pytest.approx((one + two) / 2, rel=1e-12)
+
+
+def test_lenskit_entropy_uniform_and_partial() -> None:
+    # lkpy tests/eval/test_entropy.py test_entropy_uniform: 3 items, 3 categories -> log2(3)
+    # (abs 0.02 there); LensKit's Entropy is the weight p = 1
+    recs, items = _one_list([["c0"], ["c1"], ["c2"]])
+    got = _rbe(recs, items, ["rank_biased_entropy(p=1)"])["rank_biased_entropy(p=1)"]
+    assert got == pytest.approx(_lenskit_entropy(np.eye(3).tolist()), rel=1e-13)
+    assert got == pytest.approx(math.log2(3), abs=0.02)
+    # test_entropy_partial: 4 items alternating 2 categories -> 1.0
+    recs, items = _one_list([["c0"], ["c1"], ["c0"], ["c1"]])
+    got = _rbe(recs, items, ["rank_biased_entropy(p=1)"])["rank_biased_entropy(p=1)"]
+    assert got == pytest.approx(1.0, abs=1e-12)
+
+
+def test_lenskit_rank_biased_entropy_prefers_early_diversity() -> None:
+    # test_rank_biased_entropy: categories spread early beat one category dominating early
+    early, items1 = _one_list([["c0"], ["c1"], ["c2"], ["c0"], ["c0"]])
+    late, items2 = _one_list([["c0"], ["c0"], ["c0"], ["c1"], ["c2"]])
+    result1 = _rbe(early, items1, ["rank_biased_entropy"])["rank_biased_entropy"]
+    result2 = _rbe(late, items2, ["rank_biased_entropy"])["rank_biased_entropy"]
+    weights = [0.85**r for r in range(5)]
+    onehot1 = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0], [1, 0, 0]]
+    onehot2 = [[1, 0, 0], [1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    assert result1 == pytest.approx(_lenskit_entropy(onehot1, weights), rel=1e-13)
+    assert result2 == pytest.approx(_lenskit_entropy(onehot2, weights), rel=1e-13)
+    assert 0 < result2 < result1 <= math.log2(3)
+
+
+def test_rank_biased_entropy_counts_every_catalog_category() -> None:
+    # the smoothing goes to each category of the catalog, shown or not: more categories in
+    # the catalog, a little more entropy for the same list
+    recs = pl.DataFrame({"user": [1], "item": ["a"], "rank": [1]})
+    small = pl.DataFrame({"item": ["a", "b"], "category": ["x", "y"]})
+    large = pl.DataFrame({"item": ["a", "b", "c"], "category": ["x", "y", "z"]})
+    label = "rank_biased_entropy"
+    assert _rbe(recs, small, [label])[label] == pytest.approx(_lenskit_entropy([[1, 0]]), rel=1e-12)
+    assert _rbe(recs, large, [label])[label] == pytest.approx(
+        _lenskit_entropy([[1, 0, 0]]), rel=1e-12
+    )
+    # epsilon=0: the plain entropy of the shown categories (0 for one)
+    assert (
+        _rbe(recs, large, ["rank_biased_entropy(epsilon=0)"])["rank_biased_entropy(epsilon=0)"]
+        == 0.0
+    )
+
+
+def test_entropy_of_exposure_takes_a_patience() -> None:
     # a b | a c at ranks 1, 2: attention a 2, b 0.85, c 0.85 (p = 0.85), S = 3.7
     recs = pl.DataFrame({"user": [1, 1, 2, 2], "item": ["a", "b", "a", "c"], "rank": [1, 2, 1, 2]})
-    value = prm.list_metrics(
-        recs, ["rank_biased_entropy@2", "rank_biased_entropy(p=1)@2", "entropy@2"]
-    ).row(0, named=True)
+    value = prm.list_metrics(recs, ["entropy(p=0.85)@2", "entropy(p=1)@2", "entropy@2"]).row(
+        0, named=True
+    )
     shares = [2 / 3.7, 0.85 / 3.7, 0.85 / 3.7]
-    expected = -sum(q * math.log(q) for q in shares)
-    assert value["rank_biased_entropy@2"] == pytest.approx(expected, rel=1e-12)
-    assert value["rank_biased_entropy(p=1)@2"] == pytest.approx(value["entropy@2"], rel=1e-12)
+    assert value["entropy(p=0.85)@2"] == pytest.approx(
+        -sum(q * math.log(q) for q in shares), rel=1e-12
+    )
+    assert value["entropy(p=1)@2"] == value["entropy@2"]
 
 
-def test_lenskit_uniform_cases_in_bits() -> None:
-    # lenskit tests/eval/test_entropy.py: three items of one category each -> log2(3)
-    # (test_entropy_uniform, abs 0.02); here one list of three items, each its own slot
-    recs = pl.DataFrame({"user": [1, 1, 1], "item": [1, 2, 3], "rank": [1, 2, 3]})
-    value = prm.list_metrics(recs, ["rank_biased_entropy(p=1)", "entropy"])
-    assert value["entropy"].item() / math.log(2) == pytest.approx(math.log2(3), rel=1e-12)
-    assert value["rank_biased_entropy(p=1)"].item() == value["entropy"].item()
+def test_rank_biased_entropy_refuses_bad_parameters() -> None:
+    recs = pl.DataFrame({"user": [1], "item": ["a"], "rank": [1]})
+    items = pl.DataFrame({"item": ["a"], "category": ["x"]})
+    for bad, word in (("p=0", "patience"), ("epsilon=-1", "epsilon"), ("epsilon=inf", "epsilon")):
+        with pytest.raises(ValueError, match=word):
+            _rbe(recs, items, [f"rank_biased_entropy({bad})"])
+    with pytest.raises(ValueError, match="rank_biased_entropy"):
+        prm.list_metrics(recs, ["rank_biased_entropy@1"])  # no catalog
 
 
-def test_rank_biased_entropy_refuses_a_patience_outside_zero_one() -> None:
+def test_entropy_refuses_a_patience_outside_zero_one() -> None:
     recs = pl.DataFrame({"user": [1], "item": [1], "rank": [1]})
     with pytest.raises(ValueError, match="patience"):
-        prm.list_metrics(recs, ["rank_biased_entropy(p=0)"])
+        prm.list_metrics(recs, ["entropy(p=0)"])

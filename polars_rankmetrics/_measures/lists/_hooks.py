@@ -253,8 +253,14 @@ class OfGroup:
     patience: str | None = None
 
     def weight(self, request: ListRequest) -> float | None:
-        """The patience p of ``request``'s attention, or ``None`` when x_i counts lists."""
-        return None if self.patience is None else request.number(self.patience)
+        """The patience p of ``request``'s attention, or ``None`` when x_i counts lists.
+
+        p = 1 weighs every slot 1: the count, computed as one (exact integers).
+        """
+        if self.patience is None:
+            return None
+        p = request.number(self.patience)
+        return None if p == 1.0 else p
 
 
 ListHook = RowMean | PerList | OfGroup

@@ -27,7 +27,9 @@ __all__ = [
     "W",
     "agg",
     "attach",
+    "attention",
     "category_table",
+    "check_patience",
     "code",
     "coded_lists",
     "cut",
@@ -205,3 +207,17 @@ def relabel(
         .cache()
     )
     return replace(coded, labeled=labeled, table=table, multi=is_multi(items, category))
+
+
+def check_patience(value: float) -> float:
+    """The RBP patience p of the attention p^(r - 1): in (0, 1]."""
+    if not 0.0 < value <= 1.0:
+        raise ValueError(
+            f"the patience p (attention p^(r - 1) at rank r) must be in (0, 1], got {value!r}"
+        )
+    return value
+
+
+def attention(rank: pl.Expr, p: float) -> pl.Expr:
+    """p^(r - 1) at rank r (Float64)."""
+    return pl.lit(p, pl.Float64).pow(rank.cast(pl.Float64) - 1.0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from polars_rankmetrics._measures._registry import Param
 from polars_rankmetrics._measures.lists._hooks import OfGroup
 from polars_rankmetrics._measures.lists._register import register_list
-from polars_rankmetrics._measures.lists.fairness import check_patience
+from polars_rankmetrics._measures.lists._shared import check_patience
 from polars_rankmetrics._measures.lists.gini import gini_of
 
 __all__ = ["EXPOSURE_GINI"]

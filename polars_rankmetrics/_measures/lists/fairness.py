@@ -62,6 +62,8 @@ from polars_rankmetrics._measures.lists._shared import (
     CAT_CODE,
     KEY,
     W,
+    attention,
+    check_patience,
     high,
     item_categories,
     low,
@@ -70,7 +72,7 @@ from polars_rankmetrics._measures.lists._shared import (
 from polars_rankmetrics._names import PREFIX
 from polars_rankmetrics._sums import exact_sums
 
-__all__ = ["AWRF", "NDKL", "check_patience"]
+__all__ = ["AWRF", "NDKL"]
 
 _A = f"{PREFIX}attention"  # attention of a row, p^(r - 1)
 _D = f"{PREFIX}d"  # the list's share of a group (its running count in a prefix)
@@ -78,20 +80,6 @@ _T = f"{PREFIX}t"  # the catalog's share of a group
 _TOTAL = f"{PREFIX}total"  # the list's attention (its rows, in a prefix)
 _J = f"{PREFIX}j"  # rows in the prefix
 _FIRST = f"{PREFIX}first"  # the first position a group appears at
-
-
-def check_patience(value: float) -> float:
-    """The RBP patience p of the attention p^(r - 1): in (0, 1]."""
-    if not 0.0 < value <= 1.0:
-        raise ValueError(
-            f"the patience p (attention p^(r - 1) at rank r) must be in (0, 1], got {value!r}"
-        )
-    return value
-
-
-def attention(rank: pl.Expr, p: float) -> pl.Expr:
-    """p^(r - 1) at rank r (Float64)."""
-    return pl.lit(p, pl.Float64).pow(rank.cast(pl.Float64) - 1.0)
 
 
 def _targets(pairs: pl.LazyFrame, item: str, label: str) -> pl.LazyFrame:

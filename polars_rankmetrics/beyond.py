@@ -14,21 +14,21 @@ import difflib
 import math
 import re
 from collections.abc import Sequence
+from typing import cast
 
 import polars as pl
 
-from polars_rankmetrics._frames import AnyFrame, ArrowStream, Frame, caller
+from polars_rankmetrics._frames import ArrowStream, Frame, caller
 from polars_rankmetrics._measures import all_measures, canonical, lookup
 from polars_rankmetrics._measures import lists as ba
 from polars_rankmetrics._measures._registry import Measure
-from polars_rankmetrics._pipeline.inputs import (
-    Duplicates,
-    ListInputs,
-    Ties,
-)
+from polars_rankmetrics._measures.lists._hooks import OfGroup
+from polars_rankmetrics._pipeline.inputs import Duplicates, Ties
+from polars_rankmetrics._pipeline.inputs import ListInputs as InputSpec
 from polars_rankmetrics._pipeline.lists import Asked, check_inputs_given
 from polars_rankmetrics._pipeline.parse import metric_spec
 from polars_rankmetrics.evaluation import evaluate
+from polars_rankmetrics.options import EvaluateOptions, ListInputs, Unpack, read_inputs
 
 __all__ = ["list_metrics"]
 
@@ -96,11 +96,6 @@ def list_metrics(
     recs: Frame | ArrowStream,
     metrics: str | Sequence[str],
     *,
-    interactions: AnyFrame | None = None,
-    items: AnyFrame | None = None,
-    category: str | None = None,
-    group: str | None = None,
-    group_weight: str | None = None,
     user: str = "user",
     item: str = "item",
     rank: str = "rank",
@@ -111,6 +106,7 @@ def list_metrics(
     duplicates: Duplicates = "error",
     head_share: float = 0.2,
     alpha: float = 0.01,
+    **inputs: Unpack[ListInputs],
 ) -> Frame:
     """Beyond-accuracy measures of the top-k lists: coverage, novelty, diversity, ...
 
@@ -144,27 +140,6 @@ def list_metrics(
         them (``"arp(popularity=interactions)@10"``: c_i counts interaction
         rows, as RecTools' ``AvgRecPopularity``; default ``users``); each
         becomes a Float64 column named exactly as given.
-    interactions
-        The training history, one row per (user, item) (repeats count once).
-        Needed by novelty, arp, long_tail and calibration. ``by`` columns it
-        also has (folds) give each group its own history; the others (models)
-        share it.
-    items
-        The item catalog, one row per item, with the ``item`` column and, for
-        ild and calibration, the ``category`` column. Needed by coverage, gini,
-        ild and calibration. Every listed item must be in it. One catalog
-        serves every ``by`` group.
-    category
-        Column of ``items`` holding each item's category (String, Categorical,
-        Enum or integer) or a List of them.
-    group
-        Column of ``items`` holding each item's group for awrf and ndkl (the
-        same dtypes as ``category``; an item of m groups is 1/m in each).
-        Definitions: the user guide's *Exposure fairness* page.
-    group_weight
-        Column of ``items`` with each item's weights in its groups: a List
-        of numbers beside a List ``group`` (the same length), normalised to
-        sum to 1 per item; ``None``: an equal split.
     user, item, rank, score
         Column roles, as in :func:`polars_rankmetrics.evaluate`.
     by
@@ -186,6 +161,44 @@ def list_metrics(
         Calibration (unless written in the metric string): the share of p
         mixed into q (0 < alpha <= 1, default 0.01), which keeps the
         divergence finite.
+    **inputs
+        What the measures read besides the lists
+        (:class:`polars_rankmetrics.options.ListInputs`), as
+        :func:`polars_rankmetrics.evaluate` takes them, each below.
+
+    Other Parameters
+    ----------------
+    interactions : frame or None, default None
+        The training history, one row per (user, item) (repeats count once), for the measures
+        that read it (the measures of the lists' popularity: novelty, arp, long_tail, surprisal;
+        calibration; estimated propensities; serendipity's popularity ranks). ``by`` columns it
+        also has (folds) give each group its own history; the others (models) share it.
+    items : frame or None, default None
+        The item catalog, one row per item, with the ``item`` column and the columns
+        ``category``, ``group``, ``group_weight`` and ``propensity`` name, for the measures that
+        read it (coverage, gini, ild, calibration, the exposure-fairness measures, serendipity:
+        the catalog's size). Every listed item must be in it; one catalog serves every ``by``
+        group.
+    category : str or None, default None
+        The column of ``items`` holding each item's category (String, Categorical, Enum or
+        integer) or a List of them (ild, calibration).
+    propensity : str or None, default None
+        The column of ``items`` (one propensity per item) or of the truth (one per relevant
+        pair) holding each relevant pair's probability of being observed, in (0, 1], for the
+        debiased measures (``ips_*``, ``snips_*``). ``None``: estimated from ``interactions`` as
+        ``(n_i / max_j n_j)^((gamma + 1) / 2)``.
+    group : str or None, default None
+        The column of ``items`` holding each item's group, a label or a list of labels, for the
+        exposure-fairness measures (``awrf``, ``ndkl``).
+    group_weight : str or None, default None
+        The column of ``items`` with each item's weights in its groups: a list beside the list
+        of ``group``, normalised per item. ``None``: an equal split.
+    subtopic : str or None, default "subtopic"
+        The column of the truth holding each row's subtopic (intent) for the diversity measures
+        (``alpha_ndcg``, ``err_ia``, ``nrbp``, ``p_ia``, ``map_ia``, ``strec``...): the truth
+        then has one row per (user, subtopic, item), TREC's diversity qrels ``topic subtopic
+        docno judgment``. The other measures of the call read one row per (user, item), its
+        largest grade. ``None``: ``"subtopic"``.
 
     Returns
     -------
@@ -240,28 +253,27 @@ def list_metrics(
     if not isinstance(per_user, bool):
         raise TypeError(f"per_user must be True or False, got {per_user!r}")
     if per_user:
-        whole = [r.label for r, m in measures if m.aggregation == "group"]
+        # one value of all the lists together (coverage, Gini, ...): no user's own
+        whole = [r.label for r, m in measures if isinstance(m.lists, OfGroup)]
         if whole:
             raise ValueError(
                 f"{whole} describe a whole group of lists, not one user: ask for them "
                 "with per_user=False"
             )
-    check_inputs_given(
-        measures, ListInputs(interactions, items, category, group=group, group_weight=group_weight)
-    )
+    given = read_inputs(inputs, function="list_metrics")
+    check_inputs_given(measures, InputSpec(**given))
     # evaluate computes them (the list plan, no truth): each metric string with the
     # keywords' parameters written in, the result's columns named as asked (two strings
     # asking the same, entropy@2 and entropy(p=1)@2, are computed once and both kept)
     asked = {request.label: _written(request, measure) for request, measure in measures}
     computed = list(dict.fromkeys(asked.values()))
     call = caller(recs, name="recs")
-    result = evaluate(
-        call.frame, None, computed, per_user=per_user, user=user, item=item, rank=rank,
-        score=score, by=by, ties=ties, duplicates=duplicates,
-        interactions=call.read(interactions, name="interactions"),
-        items=call.read(items, name="items"), category=category, group=group,
-        group_weight=group_weight,
-    )  # fmt: skip
+    # the frames among the inputs read in Polars (a pandas history with pandas recs, ...)
+    roles = {"user": user, "item": item, "rank": rank, "score": score, "by": by}
+    options = call.read_options(
+        cast("EvaluateOptions", {**given, **roles, "ties": ties, "duplicates": duplicates})
+    )
+    result = evaluate(call.frame, None, computed, per_user=per_user, **options)
     keys = [name for name in result.collect_schema().names() if name not in computed]
     named = [pl.col(written).alias(label) for label, written in asked.items()]
     return call.back(result.select(*keys, *named))

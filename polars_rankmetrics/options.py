@@ -64,6 +64,7 @@ __all__ = [
     "conventions_given",
     "names",
     "read",
+    "read_inputs",
     "read_positions",
     "read_statistics",
 ]
@@ -553,6 +554,28 @@ def read_statistics(given: Mapping[str, object]) -> tuple[StatisticsOptions, dic
     rest = {name: value for name, value in given.items() if name not in STATISTICS}
     defaults = {name: option.default for name, option in STATISTICS.items()}
     return cast("StatisticsOptions", {**defaults, **own}), rest
+
+
+def read_inputs(given: Mapping[str, object], *, function: str) -> ListInputs:
+    """The inputs of a call (:class:`ListInputs`): unknown keywords refused, defaults filled in.
+
+    Examples
+    --------
+    >>> read_inputs({"category": "genre"}, function="list_metrics")["items"] is None
+    True
+    >>> read_inputs({"itmes": None}, function="list_metrics")
+    Traceback (most recent call last):
+    ...
+    TypeError: list_metrics() got an unexpected keyword argument 'itmes'; did you mean 'items'?
+    """
+    known = names(ListInputs)
+    unknown = [name for name in given if name not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; inputs are {list(known)}"
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    defaults = {option.name: option.default for option in INPUTS}
+    return cast("ListInputs", {**defaults, **given})
 
 
 def read_positions(given: Mapping[str, object], *, function: str) -> PositionOptions:

@@ -16,7 +16,8 @@ so a new measure appears everywhere without a hand edit:
   rewrites them, ``--check`` (and ``tests/docs/test_docs_site.py``) fails when they
   differ from what the registry gives;
 * ``evaluate``'s "Other Parameters", one entry per keyword option from its
-  declaration (:data:`polars_rankmetrics.options.DECLARED`), rewritten the same way.
+  declaration (:data:`polars_rankmetrics.options.DECLARED`), rewritten the same way
+  (and ``compare``'s, ``positions``' and ``list_metrics``' from theirs).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from polars_rankmetrics._measures._registry import Measure, builtin_measures
-from polars_rankmetrics.options import DECLARED, POSITIONS, STATISTICS, Declared
+from polars_rankmetrics.options import DECLARED, INPUTS, POSITIONS, STATISTICS, Declared
 
 __all__ = [
     "DOCSTRING_LEAD",
@@ -50,6 +51,7 @@ README = ROOT / "README.md"
 EVALUATE = ROOT / "polars_rankmetrics" / "evaluation.py"
 COMPARE = ROOT / "polars_rankmetrics" / "analysis" / "comparison.py"
 RANKING = ROOT / "polars_rankmetrics" / "ranking.py"
+BEYOND = ROOT / "polars_rankmetrics" / "beyond.py"
 COMMAND = "python -m polars_rankmetrics._measures._catalog --write"
 README_START = f"<!-- measures: generated from the registry by `{COMMAND}` -->"
 README_END = "<!-- measures: end -->"
@@ -278,6 +280,9 @@ def _targets() -> dict[Path, str]:
         EVALUATE: _replace_options(evaluate),
         COMPARE: _replace_options(COMPARE.read_text(encoding="utf-8"), STATISTICS),
         RANKING: _replace_options(RANKING.read_text(encoding="utf-8"), POSITIONS),
+        BEYOND: _replace_options(
+            BEYOND.read_text(encoding="utf-8"), {option.name: option for option in INPUTS}
+        ),
     }
 
 

@@ -29,7 +29,6 @@ NAMES = {option.name for option in options.INPUTS}
 # Public modules that may still spell an input's name, and why: each is a known exception
 ALLOWED: dict[str, str] = {
     "options.py": "the declarations themselves",
-    "beyond.py": "list_metrics keeps its own keyword parameters until it folds into evaluate",
     "analysis/exposure.py": "group_exposure and trec_fair_score take a catalog (items) and a "
     "group column of their own, not evaluate's inputs",
     "analysis/plots.py": "plot_long_tail's own interactions parameter; a chart's group field",

@@ -13,38 +13,34 @@ the accuracy metrics. The value at a rank:
   term over the list's rows so far / their number (the rows with a term);
 * a :class:`PerList` (ILD, calibration): its own ``curve`` hook.
 
-An :class:`OfGroup` (coverage, Gini, personalization) reads its exposure
-statistics at every k: running counts of the users with a list, of the
-items shown (from the first k where any list shows it), of the pairs of
-lists sharing an item (C(x_i, 2) steps as x_i grows), and, for Σ x and
-Σ r x_(r), the sorted exposures at each requested k (items x requested ks
-rows). No pair of users is ever built.
+An :class:`OfGroup` (coverage, Gini, personalization, entropy) asks its
+kind for its exposure statistics at every k of the grid
+(:func:`polars_rankmetrics._measures.lists._exposure.statistics_on_grid`,
+running counts down the ks: no pair of users is ever built) and finishes
+with the kind's :func:`~polars_rankmetrics._measures.lists._exposure.values`,
+as ``evaluate`` does at one cutoff.
 
 The float sums add rows that come out of joins and group-bys in no fixed
 order, so each is made independent of it (a curve is the same to the last
 bit on every call): over users (the steps at each k) and over the rows of
 one rank of a list (tied ranks), exact sums in fixed point
-(:func:`polars_rankmetrics._sums.exact_sums`); an item's attention at a
-position is the number of lists holding it there times p^(r - 1); the shown
-items' attention-weighted exposures,
-:func:`polars_rankmetrics._sums.ordered_sum`'s. Counts are integer sums,
+(:func:`polars_rankmetrics._sums.exact_sums`). Counts are integer sums,
 exact in any order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from polars_rankmetrics._measures._registry import Measure
+from polars_rankmetrics._measures.lists import _exposure as exposure
 from polars_rankmetrics._measures.lists import _popularity as popularity
-from polars_rankmetrics._measures.lists._exposure import attention_within, x_log_x
 from polars_rankmetrics._measures.lists._hooks import (
     CurveFrames,
-    Exposure,
     Keys,
     ListHook,
     ListRequest,
@@ -54,7 +50,7 @@ from polars_rankmetrics._measures.lists._hooks import (
 )
 from polars_rankmetrics._pipeline.inputs import ListInputs, RecsSpec
 from polars_rankmetrics._pipeline.lists import catalog_frame, history_frame, unify_keys
-from polars_rankmetrics._sums import exact_sums, fixed_point_column, ordered_sum
+from polars_rankmetrics._sums import exact_sums, fixed_point_column
 
 __all__ = ["ListCurve", "list_curves"]
 
@@ -350,7 +346,7 @@ def _finish_users(
 
 
 # ---------------------------------------------------------------------------
-# Group measures: running counts of exposure
+# Group measures: their kind's statistics at every k
 # ---------------------------------------------------------------------------
 
 
@@ -365,172 +361,28 @@ def _group_curves(
     wanted: list[int],
     hold: bool,
 ) -> dict[str, pl.LazyFrame]:
-    by, item = keys.by, keys.item
-    reads = {
-        stat for curve in curves if isinstance(curve.hook, OfGroup) for stat in curve.hook.reads
-    }
-    # x_i grows by the number of lists holding item i at each position
-    events = (
-        lists.group_by([*by, item, POS])
-        .agg(pl.len().cast(pl.Int64).alias("__prm_x"))
-        .sort([*by, item, POS])
-        .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
+    """Each group measure at every k of ``grid``, from its kind's statistics there."""
+    by = keys.by
+    asked = [(curve, curve.hook) for curve in curves if isinstance(curve.hook, OfGroup)]
+    requests = [(curve.request, hook) for curve, hook in asked]
+    measure_keys = Keys(tuple(by), keys.user, keys.item, POS)
+    statistics = exposure.statistics_on_grid(
+        lists, requests, measure_keys, grid, cutoff=_K, wanted=wanted, items=catalog
     )
-    starts = lists.group_by(keys.lists).agg(pl.col(POS).min().alias(_K))
-    counts: list[pl.Expr] = [pl.len().cast(pl.Int64).alias("__prm_u")]
-    per_k = [starts.group_by([*by, _K]).agg(counts)]
-    after = pl.col("__prm_after")
-    previous = after - pl.col("__prm_x")
-    if "shown" in reads:
-        firsts = events.group_by([*by, item]).agg(pl.col(POS).min().alias(_K))
-        per_k.append(firsts.group_by([*by, _K]).agg(pl.len().cast(pl.Int64).alias("__prm_shown")))
-    if "pairs" in reads:
-        # C(x, 2) pairs of lists share item i: each step of x_i adds C(after, 2) - C(before, 2)
-        shared_pairs = (after * (after - 1) - previous * (previous - 1)) // 2
-        per_k.append(
-            events.group_by([*by, POS])
-            .agg(shared_pairs.sum().alias("__prm_pairs"))
-            .rename({POS: _K})
-        )
-    running = grid
-    for frame in per_k:
-        running = running.join(
-            frame.with_columns(pl.col(_K).cast(pl.Int64)), on=[*by, _K], how="left"
-        )
-    counters = [
-        name
-        for name in ("__prm_u", "__prm_shown", "__prm_pairs")
-        if name in running.collect_schema().names()
-    ]
-    running = (
-        running.with_columns(pl.col(counters).fill_null(0))
-        .sort([*by, _K])
-        .with_columns(pl.col(counters).cum_sum().over(by or pl.lit(1)))
-    )
-    n_catalog = (
-        catalog.select(pl.len().cast(pl.Float64).alias("__prm_catalog"))
-        if catalog is not None
-        else pl.LazyFrame({"__prm_catalog": [None]}, schema={"__prm_catalog": pl.Float64})
-    )
-    running = running.join(n_catalog, how="cross")
-    if reads & {"total", "ranked", "xlogx"}:
-        running = running.join(
-            _sorted_exposures(events, keys, grid, wanted=wanted), on=[*by, _K], how="left"
-        )
-    # the attention-weighted exposures: x_i grows by p^(r - 1) per list holding i at rank r
-    weights = sorted(
-        {
-            p
-            for curve in curves
-            if isinstance(curve.hook, OfGroup)
-            and (p := curve.hook.weight(curve.request)) is not None
-        }
-    )
-    for index, p in enumerate(weights):
-        # the lists holding item i at rank r add p^(r - 1) each: their number times it,
-        # the same in any order
-        attended = (
-            lists.group_by([*by, item, POS])
-            .agg(pl.len().alias("__prm_x"))
-            .with_columns(
-                (attention_within(pl.col(POS), None, p) * pl.col("__prm_x")).alias("__prm_x")
-            )
-            .sort([*by, item, POS])
-            .with_columns(pl.col("__prm_x").cum_sum().over([*by, item]).alias("__prm_after"))
-        )
-        running = running.join(
-            _sorted_exposures(attended, keys, grid, wanted=wanted).rename(
-                {
-                    "__prm_sx": f"__prm_sx{index}",
-                    "__prm_rx": f"__prm_rx{index}",
-                    "__prm_lx": f"__prm_lx{index}",
-                }
-            ),
-            on=[*by, _K],
-            how="left",
-        )
-    # every curve reads the same counts: compute them once
-    running = running.collect().lazy() if hold else running.cache()
-    names = running.collect_schema().names()
-
-    def column(name: str, *, cast: bool = True) -> pl.Expr:
-        if name not in names:
-            return pl.lit(None, pl.Float64)
-        return pl.col(name).cast(pl.Float64) if cast else pl.col(name)
-
-    users = column("__prm_u")
-    exposure = Exposure(
-        shown=column("__prm_shown"),
-        total=column("__prm_sx"),
-        ranked=column("__prm_rx"),
-        pairs=column("__prm_pairs"),
-        users=users,
-        length=pl.col(_K).cast(pl.Float64),
-        catalog=pl.col("__prm_catalog"),
-        xlogx=column("__prm_lx"),
-    )
+    # every curve reads the same statistics: compute them once
+    statistics = statistics.collect().lazy() if hold else statistics.cache()
+    # a curve's lists are compared at its k (personalization)
+    values = exposure.values(requests, length=pl.col(_K).cast(pl.Float64))
     pieces: dict[str, pl.LazyFrame] = {}
-    for curve in curves:
-        hook = curve.hook
-        if not isinstance(hook, OfGroup):  # pragma: no cover - chosen for it
-            continue
-        p = hook.weight(curve.request)
-        weighted = (
-            exposure
-            if p is None
-            else replace(
-                exposure,
-                total=column(f"__prm_sx{weights.index(p)}"),
-                ranked=column(f"__prm_rx{weights.index(p)}"),
-                xlogx=column(f"__prm_lx{weights.index(p)}"),
-            )
-        )
-        value = pl.when(users > 0).then(hook.value(weighted))
+    for (curve, _), value in zip(asked, values, strict=True):
         columns: list[pl.Expr] = [
             *[pl.col(name) for name in by],
             pl.lit(curve.label).alias("metric"),
             pl.col(_K),
-            value.cast(pl.Float64).alias("value"),
+            value.alias("value"),
         ]
         if ci is not None:
             # one value per group of lists, not a mean over users: no interval
             columns += [pl.lit(None, pl.Float64).alias(name) for name in ("ci_low", "ci_high")]
-        pieces[curve.label] = running.select(columns)
+        pieces[curve.label] = statistics.select(columns)
     return pieces
-
-
-def _sorted_exposures(
-    events: pl.LazyFrame, keys: _Keys, grid: pl.LazyFrame, *, wanted: list[int]
-) -> pl.LazyFrame:
-    """Σ x, Σ r x_(r) and Σ x ln x per (by..., k): the exposures x_i(k) at every wanted k."""
-    by, item = keys.by, keys.item
-    per_item = events.group_by([*by, item]).agg(pl.col(POS).min().alias("__prm_first"))
-    # each shown item at every requested k from its first appearance: its exposure there
-    grid = grid.join(pl.LazyFrame({_K: wanted}, schema={_K: pl.Int64}), on=_K, how="semi")
-    exposures = (
-        per_item.join(grid.select(*by, _K), on=by, how="inner")
-        if by
-        else per_item.join(grid.select(_K), how="cross")
-    ).filter(pl.col(_K) >= pl.col("__prm_first"))
-    exposures = exposures.sort(_K).join_asof(
-        events.select(*by, item, pl.col(POS).cast(pl.Int64), "__prm_after").sort(POS),
-        left_on=_K,
-        right_on=POS,
-        by=[*by, item],
-        strategy="backward",
-        # both sides are sorted by the key above; with by groups Polars cannot check it
-        check_sortedness=False,
-    )
-    x = pl.col("__prm_after")
-    ordered = x.sort()
-    # counts sum exactly in any order; the attention-weighted exposures (floats) from the
-    # join above, in no fixed order, are added in one the data fixes
-    weighted = exposures.collect_schema()["__prm_after"].is_float()
-    total = ordered_sum(x) if weighted else x.sum()
-    return exposures.group_by([*by, _K]).agg(
-        total.cast(pl.Float64).alias("__prm_sx"),
-        # Σ r x_(r) over the shown items sorted ascending (r = 1..s)
-        ((ordered.cum_count()) * ordered).sum().cast(pl.Float64).alias("__prm_rx"),
-        # Σ x ln x (reals from the join above, in no fixed order): added in ascending order
-        ordered_sum(x_log_x(x)).alias("__prm_lx"),
-    )

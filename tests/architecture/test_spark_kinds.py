@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import typing
+from collections.abc import Collection
 from pathlib import Path
 
 import polars_rankmetrics
@@ -33,8 +34,8 @@ STATISTICS = {
 } - {option.name for option in INPUTS}
 
 
-def named_statistics(path: Path) -> list[tuple[int, str]]:
-    """The statistic names spelt as strings in ``path``'s code (docstrings are prose)."""
+def named_statistics(path: Path, names: Collection[str] = STATISTICS) -> list[tuple[int, str]]:
+    """The statistic names (``names``) spelt as strings in ``path``'s code (docstrings are prose)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     prose = {
         id(node.body[0].value)
@@ -47,7 +48,7 @@ def named_statistics(path: Path) -> list[tuple[int, str]]:
     return sorted(
         (node.lineno, node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and node.value in STATISTICS and id(node) not in prose
+        if isinstance(node, ast.Constant) and node.value in names and id(node) not in prose
     )
 
 

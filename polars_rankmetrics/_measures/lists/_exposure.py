@@ -11,6 +11,8 @@ list: the maximum), and :func:`values` finishes each measure from the totals.
 A hook with a patience (:attr:`OfGroup.patience`, exposure_gini) reads x_i
 as the attention Σ p^(r - 1) instead; its statistics are columns of their
 own per (cutoff, patience), and Spark adds its x_i as reals.
+``curves`` reads the same statistics at every k of a grid
+(:func:`statistics_on_grid`) and finishes each measure with :func:`values`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "merged_values",
     "per_group",
     "stat_column",
+    "statistics_on_grid",
     "values",
     "x_log_x",
 ]
@@ -83,11 +86,16 @@ def exposure(k: int | None, *, p: float | None = None, length: pl.Expr | None = 
     )
 
 
-def values(requests: Sequence[tuple[ListRequest, OfGroup]]) -> list[pl.Expr]:
-    """Each measure's value from the statistics' columns (null where a group has no list)."""
+def values(
+    requests: Sequence[tuple[ListRequest, OfGroup]], *, length: pl.Expr | None = None
+) -> list[pl.Expr]:
+    """Each measure's value from the statistics' columns (null where a group has no list).
+
+    ``length``: :func:`exposure`'s (a curve's row: its own k).
+    """
     return [
         pl.when(pl.col(ANY_LIST) > 0)
-        .then(hook.value(exposure(request.k, p=hook.weight(request))))
+        .then(hook.value(exposure(request.k, p=hook.weight(request), length=length)))
         .cast(pl.Float64)
         .alias(request.label)
         for request, hook in requests
@@ -115,9 +123,19 @@ def x_log_x(x: pl.Expr) -> pl.Expr:
 
 
 def item_stats(
-    x: pl.Expr, k: int | None, p: float | None, stats: set[ExposureStat]
+    x: pl.Expr,
+    k: int | None,
+    p: float | None,
+    stats: set[ExposureStat],
+    *,
+    all_shown: bool = False,
 ) -> list[pl.Expr]:
-    shown = x.filter(x > 0)
+    """The statistics of a group's exposures ``x`` (one per item), an aggregation.
+
+    ``all_shown``: every x given is of an item some list holds (a curve's, at
+    the ks from the item's first position): none to leave out.
+    """
+    shown = x if all_shown else x.filter(x > 0)
     exprs: dict[ExposureStat, pl.Expr] = {
         "shown": shown.len().cast(pl.Float64),
         # over the items in no fixed order: attention sums added in an order of their own
@@ -191,12 +209,186 @@ def per_group(
             ],
         )
         groups = attach(groups, users, by)
-    if items is not None:
-        catalog = items.select(pl.len().cast(pl.Float64).alias(CATALOG_N))
-    else:
-        catalog = pl.LazyFrame({CATALOG_N: [None]}, schema={CATALOG_N: pl.Float64})
-    groups = attach(groups, catalog, [])
+    groups = attach(groups, _catalog_size(items), [])
     return groups.select(*by, *values(requests))
+
+
+def _catalog_size(items: pl.LazyFrame | None) -> pl.LazyFrame:
+    """One row: :data:`CATALOG_N`, the catalog's size (null without a catalog)."""
+    if items is not None:
+        return items.select(pl.len().cast(pl.Float64).alias(CATALOG_N))
+    return pl.LazyFrame({CATALOG_N: [None]}, schema={CATALOG_N: pl.Float64})
+
+
+# ---------------------------------------------------------------- at every k of a grid
+
+# the running counts down the ks (the lists with an item, the items shown, the pairs of
+# lists sharing one), and x_i's step at a position and x_i after it
+_USERS, _SHOWN, _PAIRS = f"{PREFIX}u", f"{PREFIX}shown", f"{PREFIX}pairs"
+_X, _AFTER = f"{PREFIX}x", f"{PREFIX}after"
+# the statistics of the sorted exposures, at the wanted ks only
+_SORTED: frozenset[ExposureStat] = frozenset({"total", "ranked", "xlogx"})
+
+
+def statistics_on_grid(
+    lists: pl.LazyFrame,
+    requests: Sequence[tuple[ListRequest, OfGroup]],
+    keys: Keys,
+    grid: pl.LazyFrame,
+    *,
+    cutoff: str,
+    wanted: Sequence[int],
+    items: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """Per row (by..., k) of ``grid``: the statistics the requests read at that row's k.
+
+    ``grid``: per ``by`` group, every k (column ``cutoff``, Int64) from 1 up
+    to the longest list, and the ``wanted`` ks beyond it; ``lists``: the
+    ranked cut, ``keys.rank`` the position. The columns are :func:`exposure`'s
+    without a cutoff (the row holds its k), with :data:`ANY_LIST` (the lists
+    with an item within k) and :data:`CATALOG_N`: :func:`values` with
+    ``length`` the row's k finishes each measure as at one cutoff.
+
+    Running counts down the ks: the users with a list (from its first
+    position), the items shown (from the first k where any list shows it)
+    and the pairs of lists sharing an item (C(x_i, 2) steps as x_i grows); no
+    pair of users is built. Σ x, Σ r x_(r) and Σ x ln x read the sorted
+    exposures, at each wanted k only (items x wanted ks rows), with
+    :func:`item_stats`. With a patience p, x_i grows by p^(r - 1) for each
+    list holding item i at rank r (its shown and pairs count the lists).
+    """
+    by = list(keys.by)
+    patience: dict[float | None, set[ExposureStat]] = {}
+    counted: set[ExposureStat] = set()
+    for request, hook in requests:
+        patience.setdefault(hook.weight(request), set()).update(hook.reads)
+        counted |= hook.reads
+    # x_i grows by the number of lists holding item i at each position
+    events = _growth(lists, keys, None)
+    table = _running_counts(lists, events, keys, grid, cutoff=cutoff, counted=counted)
+    table = attach(table, _catalog_size(items), [])
+    at_wanted = grid.join(
+        pl.LazyFrame({cutoff: wanted}, schema={cutoff: pl.Int64}), on=cutoff, how="semi"
+    )
+    for p, stats in patience.items():
+        sorted_stats = stats & _SORTED
+        if sorted_stats:
+            growth = events if p is None else _growth(lists, keys, p)
+            sums = _sorted_exposures(
+                growth, keys, at_wanted, cutoff=cutoff, p=p, stats=sorted_stats
+            )
+            table = table.join(sums, on=[*by, cutoff], how="left")
+    # every p reads the counted statistics (shown, pairs, users) of the lists
+    running = {"shown": _SHOWN, "pairs": _PAIRS}
+    return table.select(
+        *by,
+        cutoff,
+        pl.col(_USERS).alias(ANY_LIST),
+        pl.col(CATALOG_N),
+        pl.col(_USERS).cast(pl.Float64).alias(stat_column("users", None)),
+        *[
+            pl.col(column).cast(pl.Float64).alias(stat_column(stat, None, p))
+            for p, stats in patience.items()
+            for stat, column in running.items()
+            if stat in stats
+        ],
+        *[
+            pl.col(stat_column(stat, None, p))
+            for p, stats in patience.items()
+            for stat in sorted(stats & _SORTED)
+        ],
+    )
+
+
+def _growth(lists: pl.LazyFrame, keys: Keys, p: float | None) -> pl.LazyFrame:
+    """Per (by..., item, position held): x_i's step there and x_i after it, by position.
+
+    The lists holding item i at rank r add 1 each (p ``None``), or p^(r - 1)
+    each: their number times it, the same in any order.
+    """
+    by, item, position = list(keys.by), keys.item, keys.rank
+    if p is None:
+        steps = lists.group_by([*by, item, position]).agg(pl.len().cast(pl.Int64).alias(_X))
+    else:
+        steps = (
+            lists.group_by([*by, item, position])
+            .agg(pl.len().alias(_X))
+            .with_columns((attention_within(pl.col(position), None, p) * pl.col(_X)).alias(_X))
+        )
+    return steps.sort([*by, item, position]).with_columns(
+        pl.col(_X).cum_sum().over([*by, item]).alias(_AFTER)
+    )
+
+
+def _running_counts(
+    lists: pl.LazyFrame,
+    events: pl.LazyFrame,
+    keys: Keys,
+    grid: pl.LazyFrame,
+    *,
+    cutoff: str,
+    counted: set[ExposureStat],
+) -> pl.LazyFrame:
+    """``grid`` with the users, the items shown and the pairs sharing one, at each k (Int64)."""
+    by, item, position = list(keys.by), keys.item, keys.rank
+    starts = lists.group_by(keys.list_keys).agg(pl.col(position).min().alias(cutoff))
+    per_k = [starts.group_by([*by, cutoff]).agg(pl.len().cast(pl.Int64).alias(_USERS))]
+    after = pl.col(_AFTER)
+    before = after - pl.col(_X)
+    if "shown" in counted:
+        firsts = events.group_by([*by, item]).agg(pl.col(position).min().alias(cutoff))
+        per_k.append(firsts.group_by([*by, cutoff]).agg(pl.len().cast(pl.Int64).alias(_SHOWN)))
+    if "pairs" in counted:
+        # C(x, 2) pairs of lists share item i: each step of x_i adds C(after, 2) - C(before, 2)
+        shared_pairs = (after * (after - 1) - before * (before - 1)) // 2
+        per_k.append(
+            events.group_by([*by, position])
+            .agg(shared_pairs.sum().alias(_PAIRS))
+            .rename({position: cutoff})
+        )
+    running = grid
+    for frame in per_k:
+        running = running.join(
+            frame.with_columns(pl.col(cutoff).cast(pl.Int64)), on=[*by, cutoff], how="left"
+        )
+    counters = [name for name in (_USERS, _SHOWN, _PAIRS) if name in running.collect_schema()]
+    return (
+        running.with_columns(pl.col(counters).fill_null(0))
+        .sort([*by, cutoff])
+        .with_columns(pl.col(counters).cum_sum().over(by or pl.lit(1)))
+    )
+
+
+def _sorted_exposures(
+    events: pl.LazyFrame,
+    keys: Keys,
+    grid: pl.LazyFrame,
+    *,
+    cutoff: str,
+    p: float | None,
+    stats: set[ExposureStat],
+) -> pl.LazyFrame:
+    """:func:`item_stats` per (by..., k) of ``grid``: of the shown items' exposures x_i(k)."""
+    by, item, position = list(keys.by), keys.item, keys.rank
+    per_item = events.group_by([*by, item]).agg(pl.col(position).min().alias(f"{PREFIX}first"))
+    # each shown item at every k of the grid from its first appearance: its exposure there
+    exposures = (
+        per_item.join(grid.select(*by, cutoff), on=by, how="inner")
+        if by
+        else per_item.join(grid.select(cutoff), how="cross")
+    ).filter(pl.col(cutoff) >= pl.col(f"{PREFIX}first"))
+    exposures = exposures.sort(cutoff).join_asof(
+        events.select(*by, item, pl.col(position).cast(pl.Int64), _AFTER).sort(position),
+        left_on=cutoff,
+        right_on=position,
+        by=[*by, item],
+        strategy="backward",
+        # both sides are sorted by the key above; with by groups Polars cannot check it
+        check_sortedness=False,
+    )
+    # an item whose attention p^(r - 1) is below the smallest float is still shown here
+    stats_exprs = item_stats(pl.col(_AFTER), None, p, stats, all_shown=True)
+    return exposures.group_by([*by, cutoff]).agg(stats_exprs)
 
 
 # ---------------------------------------------------------------- merged across partitions

@@ -371,3 +371,23 @@ def test_plot_curves_of_list_measures(tmp_path: Path) -> None:
     assert layers[1]["encoding"]["y"]["title"] == "value (mean over users or per system)"
     only_means = plot_curves(frame.filter(pl.col("metric") != "coverage")).to_dict()
     assert only_means["spec"]["layer"][1]["encoding"]["y"]["title"] == "mean over users"
+
+
+def test_a_curve_where_the_attention_underflows_equals_evaluate() -> None:
+    # p^(r - 1) is 0.0 past rank ~109 for p = 0.001: such an item adds nothing to the
+    # entropy (not 0 ln 0 = NaN) and the curve gives evaluate's number at every k
+    rng = np.random.default_rng(1)
+    n = 130
+    recs = pl.DataFrame({
+        "model": "m",
+        "user": np.repeat(np.arange(4), n),
+        "item": np.concatenate([rng.permutation(200)[:n] for _ in range(4)]),
+        "rank": np.tile(np.arange(1, n + 1), 4),
+    })  # fmt: skip
+    items = pl.DataFrame({"item": np.arange(200)})
+    for metric in ("entropy(p=0.001)", "exposure_gini(p=0.001)"):
+        curve = prm.curves(recs, None, [metric], k=[100, 120, 130], by="model", items=items)
+        for k, value in curve.sort("k").select("k", "value").rows():
+            label = f"{metric}@{k}"
+            want = prm.evaluate(recs, None, [label], by="model", items=items)[label].item()
+            assert value == pytest.approx(want, rel=1e-12, abs=1e-15), (label, value, want)

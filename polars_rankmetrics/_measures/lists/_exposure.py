@@ -117,9 +117,13 @@ def attention_within(rank: pl.Expr, k: int | None, p: float) -> pl.Expr:
 
 
 def x_log_x(x: pl.Expr) -> pl.Expr:
-    """``x ln x`` of an exposure x > 0 (Float64)."""
+    """``x ln x`` of an exposure x >= 0 (Float64), 0 at x = 0.
+
+    An attention p^(r - 1) below the smallest float is 0: such an item adds
+    nothing (as an item not shown), not 0 ln 0 = NaN.
+    """
     exposure = x.cast(pl.Float64)
-    return exposure * exposure.log()
+    return pl.when(exposure > 0).then(exposure * exposure.log()).otherwise(0.0)
 
 
 def item_stats(
@@ -386,7 +390,8 @@ def _sorted_exposures(
         # both sides are sorted by the key above; with by groups Polars cannot check it
         check_sortedness=False,
     )
-    # an item whose attention p^(r - 1) is below the smallest float is still shown here
+    # an item whose attention p^(r - 1) is below the smallest float is still shown here (its
+    # x ln x is 0, its place in the ranking as in per_group's: Gini and entropy unchanged)
     stats_exprs = item_stats(pl.col(_AFTER), None, p, stats, all_shown=True)
     return exposures.group_by([*by, cutoff]).agg(stats_exprs)
 

@@ -17,7 +17,7 @@ import difflib
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypedDict, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -60,6 +60,7 @@ __all__ = [
     "PositionOptions",
     "Roles",
     "StatisticsOptions",
+    "Travel",
     "Unpack",
     "conventions_given",
     "names",
@@ -67,6 +68,7 @@ __all__ = [
     "read_inputs",
     "read_positions",
     "read_statistics",
+    "travelling",
 ]
 
 
@@ -180,6 +182,10 @@ class CompareOptions(StatisticsOptions, EvaluateOptions, total=False):
     """Every keyword option of ``compare``: its statistics, then ``evaluate``'s."""
 
 
+Travel = Literal["history", "catalog", "catalog_column", "truth_column", "either_column"]
+"""How an input travels where the users are split over workers (:attr:`Declared.travels`)."""
+
+
 @dataclass(frozen=True)
 class Declared:
     """One keyword option, declared once: its default, its type and what it means.
@@ -196,6 +202,16 @@ class Declared:
     ``items``), ``required`` (those measures need it given: a propensity
     column is not, it is estimated without one) and ``needs`` (the options it
     names a column of, or works with).
+
+    How it travels where the users are split over workers (Spark),
+    ``travels``: ``"history"`` (a frame of (user, item) rows, split with the
+    users' lists), ``"catalog"`` (a frame of items: each worker gets the rows
+    of its items), ``"catalog_column"``, ``"truth_column"`` or
+    ``"either_column"`` (a column name of the catalog or the truth, passed as
+    given; a truth column travels with the truth's rows). ``whole_catalog``:
+    its measures read shares of the whole catalog (each worker then gets all
+    of it); ``estimated_from``: the frame it is estimated from when not given
+    (counted over the whole of it once, not per worker).
     """
 
     name: str
@@ -207,6 +223,9 @@ class Declared:
     reads: str | None = None
     required: bool = True
     needs: tuple[str, ...] = ()
+    travels: Travel | None = None
+    whole_catalog: bool = False
+    estimated_from: str | None = None
 
 
 _CONVENTION_KIND = "or None, default None (the preset's)"
@@ -353,7 +372,7 @@ _LIST_INPUTS = (
         "ranks). ``by`` columns it also has (folds) "
         "give each group its own history; the others (models) share it.",
         what="the training history, one row per (user, item)", frame=True,
-        reads="interactions",
+        reads="interactions", travels="history",
     ),
     Declared(
         "items", None, "frame or None",
@@ -363,13 +382,14 @@ _LIST_INPUTS = (
         "measures, serendipity: the catalog's size). Every listed item must be in it; one "
         "catalog serves every ``by`` group.",
         what="the item catalog, one row per item", frame=True, reads="catalog",
+        travels="catalog",
     ),
     Declared(
         "category", None, "str or None",
         "The column of ``items`` holding each item's category (String, Categorical, Enum "
         "or integer) or a List of them (ild, calibration).",
         what="the items column holding each item's category or list of categories",
-        reads="category", needs=("items",),
+        reads="category", needs=("items",), travels="catalog_column",
     ),
     Declared(
         "propensity", None, "str or None",
@@ -378,20 +398,21 @@ _LIST_INPUTS = (
         "(0, 1], for the debiased measures (``ips_*``, ``snips_*``). ``None``: estimated "
         "from ``interactions`` as ``(n_i / max_j n_j)^((gamma + 1) / 2)``.",
         what="the propensity column of items= or of the truth", reads="propensity",
-        required=False,
+        required=False, travels="either_column", estimated_from="interactions",
     ),
     Declared(
         "group", None, "str or None",
         "The column of ``items`` holding each item's group, a label or a list of labels, "
         "for the exposure-fairness measures (``awrf``, ``ndkl``).",
         what="the items column holding each item's group or list of groups",
-        reads="group", needs=("items",),
+        reads="group", needs=("items",), travels="catalog_column", whole_catalog=True,
     ),
     Declared(
         "group_weight", None, "str or None",
         "The column of ``items`` with each item's weights in its groups: a list beside the "
         "list of ``group``, normalised per item. ``None``: an equal split.",
         what="the weights of each item's groups", needs=("group",),
+        travels="catalog_column",
     ),
     Declared(
         "subtopic", "subtopic", "str or None",
@@ -401,6 +422,7 @@ _LIST_INPUTS = (
         "``topic subtopic docno judgment``. The other measures of the call read one row per "
         "(user, item), its largest grade. ``None``: ``\"subtopic\"``.",
         what="the truth's subtopic column", reads="subtopics", required=False,
+        travels="truth_column",
     ),
 )  # fmt: skip
 
@@ -529,6 +551,17 @@ INPUTS: Final[tuple[Declared, ...]] = _LIST_INPUTS
 #: The options that hold frames: the frame boundary reads them at each face, as it reads
 #: ``recs`` and the truth (:mod:`polars_rankmetrics._frames`).
 FRAME_OPTIONS: Final = tuple(option.name for option in _LIST_INPUTS if option.frame)
+
+
+def travelling(*ways: Travel) -> tuple[Declared, ...]:
+    """The inputs that travel one of ``ways`` (:attr:`Declared.travels`), in declaration order.
+
+    Examples
+    --------
+    >>> [option.name for option in travelling("history", "catalog")]
+    ['interactions', 'items']
+    """
+    return tuple(option for option in INPUTS if option.travels in ways)
 
 
 def names(declaration: type) -> tuple[str, ...]:

@@ -36,10 +36,10 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -81,11 +81,11 @@ from polars_rankmetrics.evaluation import (
 )
 from polars_rankmetrics.evaluation import evaluate as _evaluate_polars
 from polars_rankmetrics.options import (
-    DEFAULTS,
     EvaluateOptions,
     Unpack,
     conventions_given,
     read,
+    travelling,
 )
 
 __all__ = ["evaluate"]
@@ -131,13 +131,13 @@ class _Lists:
     popularity of items over every user); ``popular``: their tables per count
     (c_i with the head flags per shared ``by`` group and item, and N), counted
     in Spark over the whole interactions (``shares``: the head shares marked).
-    ``group``: the :class:`OfGroup` measures, from the exposures every bucket emits;
+    ``of_group``: the :class:`OfGroup` measures, from the exposures every bucket emits;
     ``attention``: the (cutoff, patience) of those whose x_i is the attention
     Σ p^(r - 1) (exposure_gini), which each bucket emits per item beside x_i.
     """
 
     popularity: tuple[tuple[ListRequest, RowMean], ...]
-    group: tuple[tuple[ListRequest, OfGroup], ...]
+    of_group: tuple[tuple[ListRequest, OfGroup], ...]
     cutoffs: tuple[int | None, ...]
     attention: tuple[tuple[int | None, float], ...]
     largest: int | None
@@ -162,9 +162,11 @@ class _Plan:
     truth_columns: tuple[str, ...] | None
     history_columns: tuple[str, ...] | None
     catalog: pl.DataFrame | None
-    category: str | None
-    group: str | None
-    group_weight: str | None
+    # a measure reads shares of the whole catalog (awrf, ndkl): each bucket gets all of it
+    whole_catalog: bool
+    # a column of the catalog or the truth is given (a propensity): the truth's items need
+    # their catalog rows too
+    truth_items_in_catalog: bool
     shared_by: tuple[str, ...]
     recs_only_by: tuple[str, ...]
     groups: pl.DataFrame | None
@@ -302,7 +304,7 @@ def evaluate(
     """
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
     given = read(options, function="spark.evaluate")
-    _check_frames(recs, truth, given["interactions"])
+    _check_frames(recs, truth, given)
     if n_buckets is not None and (
         isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1
     ):
@@ -317,8 +319,9 @@ def evaluate(
     _refuse_condensed_lists(specs, conv)
     selected = _Selected.of(recs, truth, given, specs, conv)
     catalog = None
-    if given["items"] is not None and _reads_items(selected.reads, given["propensity"]):
-        catalog = _collect_catalog(given["items"])
+    items = _catalog_given(given)
+    if items is not None and _reads_catalog(selected.reads, given):
+        catalog = _collect_catalog(items)
         # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
         _dry_run(recs, truth, metric_list, given, per_user=per_user, catalog=catalog)
     plan, final = _planned(
@@ -330,18 +333,39 @@ def evaluate(
     return _results(partials, plan, final)
 
 
-# the list inputs: every Polars call of the buckets takes the other options as given
-_LIST_INPUTS = ("interactions", "items", "category", "group", "group_weight")
+# the inputs that are frames: the history split with the users, the catalog collected; every
+# other option (a column name among them) reaches the buckets' Polars calls as given
+_HISTORY_INPUTS = travelling("history")
+_CATALOG_INPUTS = travelling("catalog")
+_FRAMES = frozenset(option.name for option in (*_HISTORY_INPUTS, *_CATALOG_INPUTS))
 
 
 def _polars_options(given: EvaluateOptions) -> dict[str, Any]:
-    """The options every Polars call of the buckets takes as given (all but the list inputs)."""
-    return {name: value for name, value in given.items() if name not in _LIST_INPUTS}
+    """The options every Polars call of the buckets takes as given (all but the input frames)."""
+    return {name: value for name, value in given.items() if name not in _FRAMES}
 
 
-def _check_frames(recs: object, truth: object, interactions: object) -> None:
+def _given(given: EvaluateOptions, name: str) -> Any:
+    """The option ``name`` of ``given`` (a declared input's, read by its declaration)."""
+    return cast("Mapping[str, Any]", given)[name]
+
+
+def _history_given(given: EvaluateOptions) -> DataFrame | None:
+    """The history frame given, if any (its declaration says it travels split by user)."""
+    found = [_given(given, option.name) for option in _HISTORY_INPUTS]
+    return next((frame for frame in found if frame is not None), None)
+
+
+def _catalog_given(given: EvaluateOptions) -> Any:
+    """The catalog given, if any (a Spark or Polars frame, collected on the driver)."""
+    found = [_given(given, option.name) for option in _CATALOG_INPUTS]
+    return next((frame for frame in found if frame is not None), None)
+
+
+def _check_frames(recs: object, truth: object, given: EvaluateOptions) -> None:
     """Refuse a frame that is not a Spark one, naming the argument."""
-    for name, frame in (("recs", recs), ("truth", truth), ("interactions", interactions)):
+    history = [(option.name, _given(given, option.name)) for option in _HISTORY_INPUTS]
+    for name, frame in (("recs", recs), ("truth", truth), *history):
         if (frame is not None or name == "recs") and not isinstance(frame, DataFrame):
             raise TypeError(
                 f"{name} must be a pyspark.sql.DataFrame, got {type(frame).__name__} "
@@ -359,18 +383,20 @@ def _dry_run(
     catalog: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The Polars pipeline on empty frames of the Spark schemas, and on the collected catalog."""
-    interactions = given["interactions"]
+    frames: dict[str, Any] = {}
+    for option in _HISTORY_INPUTS:
+        history = _given(given, option.name)
+        frames[option.name] = None if history is None else _empty_like(history.schema)
+    for option in _CATALOG_INPUTS:
+        shown = catalog if catalog is not None else _catalog_schema(_given(given, option.name))
+        frames[option.name] = shown
     return _evaluate_polars(
         _empty_like(recs.schema),
         None if truth is None else _empty_like(truth.schema),
         metric_list,
         per_user=per_user,
         **_polars_options(given),
-        interactions=None if interactions is None else _empty_like(interactions.schema),
-        items=catalog if catalog is not None else _catalog_schema(given["items"]),
-        category=given["category"],
-        group=given["group"],
-        group_weight=given["group_weight"],
+        **frames,
     )
 
 
@@ -396,7 +422,7 @@ class _Selected:
         specs: Sequence[MetricSpec],
         conv: Conventions,
     ) -> _Selected:
-        user, item, interactions = given["user"], given["item"], given["interactions"]
+        user, item, interactions = given["user"], given["item"], _history_given(given)
         by = as_list(given["by"])
         shared_by = tuple(name for name in by if truth is not None and name in truth.columns)
         position = given["score"] if given["score"] is not None else given["rank"]
@@ -405,12 +431,10 @@ class _Selected:
             # equal scores keep their input order: number the rows before the shuffle
             recs_in = recs_in.withColumn(_ORDER, F.monotonically_increasing_id())
         reads = frozenset(name for spec in specs for name in lookup(spec.name).inputs)
-        # the diversity measures' subtopic rows travel with the truth (co-partitioned by user)
-        subtopic = (given["subtopic"] or DEFAULTS["subtopic"]) if "subtopics" in reads else None
-        grades = _truth_values(truth, given["relevance"], given["propensity"], subtopic)
+        grades = _truth_values(truth, given["relevance"], given, reads)
         truth_columns = dict.fromkeys([*shared_by, user, item, *grades])
         history = None
-        if interactions is not None and "interactions" in reads:
+        if interactions is not None and any(option.reads in reads for option in _HISTORY_INPUTS):
             history_columns = [*(n for n in by if n in interactions.columns), user, item]
             history = interactions.select(*(_col(name) for name in history_columns))
         return cls(
@@ -453,7 +477,14 @@ def _planned(
     )
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     bucket_metrics, renames = _truth_wide_metrics(specs, selected.truth, given["relevance"])
-    estimates_popularity = "propensity" in reads and given["propensity"] is None
+    # an input estimated from a frame when not given (propensities from the history's counts)
+    estimated = [
+        option.estimated_from
+        for option in travelling("either_column", "catalog_column", "truth_column")
+        if option.estimated_from is not None
+        and option.reads in reads
+        and _given(given, option.name) is None
+    ]
     plan = _Plan(
         metrics=bucket_metrics,
         renames=renames,
@@ -467,10 +498,15 @@ def _planned(
         truth_columns=None if selected.truth is None else tuple(selected.truth.columns),
         history_columns=None if selected.history is None else tuple(selected.history.columns),
         catalog=catalog,
-        category=given["category"],
-        # awrf and ndkl read the group shares of the whole catalog: each bucket gets all of it
-        group=given["group"] if "group" in reads else None,
-        group_weight=given["group_weight"] if "group" in reads else None,
+        whole_catalog=any(
+            option.whole_catalog
+            and option.reads in reads
+            and _given(given, option.name) is not None
+            for option in travelling("catalog_column")
+        ),
+        truth_items_in_catalog=any(
+            _given(given, option.name) is not None for option in travelling("either_column")
+        ),
         shared_by=selected.shared_by,
         recs_only_by=selected.recs_only_by,
         groups=(
@@ -483,7 +519,7 @@ def _planned(
         per_user=per_user,
         out_schema=to_arrow_schema(partial_schema, timezone="UTC", prefers_large_types=large),
         popularity=_popularity_counts(
-            given["interactions"] if estimates_popularity else None, user=user, item=item
+            _given(given, estimated[0]) if estimated else None, user=user, item=item
         ),
         written=_written(specs),
     )
@@ -508,21 +544,35 @@ def _written(specs: Sequence[MetricSpec]) -> tuple[Measure, ...]:
 def _truth_values(
     truth: DataFrame | None,
     relevance: str | None,
-    propensity: str | None,
-    subtopic: object = None,
+    given: EvaluateOptions,
+    reads: Collection[str],
 ) -> list[str]:
-    """The truth's columns besides its keys: the grades, a propensity, a subtopic of each row."""
+    """The truth's columns besides its keys: the grades, and the inputs that are its columns.
+
+    An input naming a column of the truth (a propensity, the diversity measures'
+    subtopic) travels with the truth's rows (co-partitioned by user): the column
+    given, or its default when its measures are read.
+    """
     names = [relevance] if relevance is not None else []
-    if truth is not None and propensity is not None and propensity in truth.columns:
-        names.append(propensity)
-    if truth is not None and isinstance(subtopic, str) and subtopic in truth.columns:
-        names.append(subtopic)
+    if truth is None:
+        return names
+    for option in travelling("truth_column", "either_column"):
+        column = _given(given, option.name)
+        if column is None and option.reads in reads:
+            column = option.default
+        if isinstance(column, str) and column in truth.columns:
+            names.append(column)
     return names
 
 
-def _reads_items(reads: Collection[str], propensity: str | None) -> bool:
-    """Whether the buckets read the whole catalog: its measures, or a propensity column."""
-    return "catalog" in reads or ("propensity" in reads and propensity is not None)
+def _reads_catalog(reads: Collection[str], given: EvaluateOptions) -> bool:
+    """Whether the buckets read the catalog: its measures, or a column given of it or the truth."""
+    if any(option.reads in reads for option in _CATALOG_INPUTS):
+        return True
+    return any(
+        option.reads in reads and _given(given, option.name) is not None
+        for option in travelling("either_column")
+    )
 
 
 def _popularity_counts(
@@ -578,7 +628,7 @@ def _results(partials: DataFrame, plan: _Plan, final: StructType) -> DataFrame:
     spark = partials.sparkSession
     by = list(plan.by)
     lists = plan.lists
-    grouped = lists is not None and bool(lists.group)
+    grouped = lists is not None and bool(lists.of_group)
     if grouped:
         # read three times (rows, exposures, users): run the buckets once
         with _unwrapped_errors():
@@ -765,7 +815,7 @@ def _lists_plan(
         }
     return _Lists(
         popularity=means,
-        group=group,
+        of_group=group,
         cutoffs=tuple(dict.fromkeys(r.k for r, _ in group)),
         attention=tuple(
             dict.fromkeys((r.k, p) for r, hook in group if (p := hook.weight(r)) is not None)
@@ -872,7 +922,7 @@ def _partial_schema(
         for index, column in enumerate(_part_columns(parts)):
             del column  # positional names: labels may hold characters Spark reads specially
             fields += [pa.field(f"__s{index}", pa.float64()), pa.field(f"__n{index}", pa.int64())]
-    if lists is not None and lists.group:
+    if lists is not None and lists.of_group:
         item = StructField(_ITEM, LongType() if isinstance(item_type, IntegralType) else item_type)
         fields += [pa.field(_KIND, pa.int32()), to_arrow_schema(StructType([item])).field(0)]
         for index in range(len(lists.cutoffs)):
@@ -937,7 +987,7 @@ def _evaluate_bucket(plan: _Plan, recs_table: pa.Table, side_table: pa.Table) ->
         lists = _cut_lists(plan, recs, per_user.schema)
         if plan.lists.popularity:
             per_user = _with_popularity(plan, plan.lists, per_user, lists)
-        if plan.lists.group:
+        if plan.lists.of_group:
             extra = _exposures(plan, plan.lists, lists)
     if plan.per_user:
         kept = per_user
@@ -971,12 +1021,10 @@ def _per_user_parts(
     """Per (by..., user): the final values, or the part columns the aggregation reads."""
     compute = _evaluate_polars if plan.per_user else per_user_parts
     options = {"per_user": True, **plan.options} if plan.per_user else dict(plan.options)
+    # the input frames as this bucket holds them; the column names are among the options
     inputs: dict[str, Any] = {
-        "interactions": history,
-        "items": catalog,
-        "category": plan.category,
-        "group": plan.group,
-        "group_weight": plan.group_weight,
+        **{option.name: history for option in _HISTORY_INPUTS},
+        **{option.name: catalog for option in _CATALOG_INPUTS},
     }
     with _marked_errors(), counted_popularity(plan.popularity):
         result = compute(recs, truth, list(plan.metrics), **options, **inputs)
@@ -1046,7 +1094,7 @@ def _bucket_catalog(
     if plan.catalog is None:
         return None
     catalog = plan.catalog
-    if plan.group is not None:
+    if plan.whole_catalog:
         # the target of awrf and ndkl: each group's share of the whole catalog
         return catalog
     dtype = catalog.schema[plan.item]
@@ -1055,7 +1103,7 @@ def _bucket_catalog(
     seen = [recs.select(_key(plan.item, dtype).alias(_ITEM))]
     if history is not None:
         seen.append(history.select(_key(plan.item, dtype).alias(_ITEM)))
-    if truth is not None and plan.options.get("propensity") is not None:
+    if truth is not None and plan.truth_items_in_catalog:
         seen.append(truth.select(_key(plan.item, dtype).alias(_ITEM)))
     seen.append(catalog.head(1).select(_key(plan.item, dtype).alias(_ITEM)))
     wanted = pl.concat(seen, how="vertical_relaxed").unique()
@@ -1116,9 +1164,6 @@ def _with_popularity(
         lists.lazy(),
         list(lists_plan.popularity),
         keys,
-        interactions=None,
-        items=None,
-        category=None,
         popular=popular,
     ).collect()
     labels = [request.label for request, _ in lists_plan.popularity]
@@ -1275,7 +1320,7 @@ def _group_values(partials: DataFrame, plan: _Plan, lists: _Lists) -> pl.DataFra
     size = None if plan.catalog is None else float(plan.catalog.height)
     return exposure.merged_values(
         counts, people, attended, by=plan.by, cutoffs=lists.cutoffs,
-        attention=lists.attention, requests=lists.group, catalog_n=size,
+        attention=lists.attention, requests=lists.of_group, catalog_n=size,
     )  # fmt: skip
 
 
@@ -1289,7 +1334,7 @@ def _with_group_values(
     final: StructType,
 ) -> DataFrame:
     """Per-user rows with each group measure's value of their ``by`` group (as ``evaluate``)."""
-    labels = [request.label for request, _ in lists.group]
+    labels = [request.label for request, _ in lists.of_group]
     kept = rows.drop(*labels)
     if not plan.by:
         row = values.row(0, named=True) if values.height else dict.fromkeys(labels)
@@ -1365,7 +1410,7 @@ def _quiet_pandas_warning() -> Iterator[None]:
     # pyspark checks the pandas version when an Arrow UDF is declared and warns about
     # pandas 3; these Arrow UDFs never touch pandas
     with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
-        )
+        # positional: the warning's class, not an input of the measures
+        pandas_note = "PySpark does not yet fully support pandas"
+        warnings.filterwarnings("ignore", pandas_note, FutureWarning)
         yield

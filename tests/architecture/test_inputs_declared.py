@@ -35,8 +35,6 @@ ALLOWED: dict[str, str] = {
     "cli/demo.py": "the demo writes the sample's frames (interactions, items) as files",
     "kaggle.py": "a Kaggle prediction's items, its own word",
     "sample.py": "the sample's own frames",
-    "spark.py": "Spark ships each input by how its measures read it: co-partitioned by user, "
-    "whole, or a column; pending a kind that owns its partial, merge and finish",
 }
 
 

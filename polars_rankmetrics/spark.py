@@ -81,6 +81,7 @@ from polars_rankmetrics.evaluation import (
 )
 from polars_rankmetrics.evaluation import evaluate as _evaluate_polars
 from polars_rankmetrics.options import (
+    Declared,
     EvaluateOptions,
     Unpack,
     conventions_given,
@@ -319,7 +320,7 @@ def evaluate(
     _refuse_condensed_lists(specs, conv)
     selected = _Selected.of(recs, truth, given, specs, conv)
     catalog = None
-    items = _catalog_given(given)
+    items = _frame_given(given, _CATALOG_INPUTS)
     if items is not None and _reads_catalog(selected.reads, given):
         catalog = _collect_catalog(items)
         # the catalog's own checks (nulls, repeats, categories) on all of it, on the driver
@@ -350,15 +351,9 @@ def _given(given: EvaluateOptions, name: str) -> Any:
     return cast("Mapping[str, Any]", given)[name]
 
 
-def _history_given(given: EvaluateOptions) -> DataFrame | None:
-    """The history frame given, if any (its declaration says it travels split by user)."""
-    found = [_given(given, option.name) for option in _HISTORY_INPUTS]
-    return next((frame for frame in found if frame is not None), None)
-
-
-def _catalog_given(given: EvaluateOptions) -> Any:
-    """The catalog given, if any (a Spark or Polars frame, collected on the driver)."""
-    found = [_given(given, option.name) for option in _CATALOG_INPUTS]
+def _frame_given(given: EvaluateOptions, inputs: Sequence[Declared]) -> Any:
+    """The frame given for one of ``inputs`` (the history's, or the catalog's), if any."""
+    found = [_given(given, option.name) for option in inputs]
     return next((frame for frame in found if frame is not None), None)
 
 
@@ -422,7 +417,11 @@ class _Selected:
         specs: Sequence[MetricSpec],
         conv: Conventions,
     ) -> _Selected:
-        user, item, interactions = given["user"], given["item"], _history_given(given)
+        user, item, interactions = (
+            given["user"],
+            given["item"],
+            _frame_given(given, _HISTORY_INPUTS),
+        )
         by = as_list(given["by"])
         shared_by = tuple(name for name in by if truth is not None and name in truth.columns)
         position = given["score"] if given["score"] is not None else given["rank"]

@@ -50,6 +50,7 @@ import math
 import polars as pl
 
 from polars_rankmetrics._measures._registry import Param
+from polars_rankmetrics._measures.lists._exposure import x_log_x
 from polars_rankmetrics._measures.lists._hooks import (
     LIST_CODE,
     Coded,
@@ -89,16 +90,6 @@ def _check_epsilon(value: float) -> float:
     return value
 
 
-def _minus_q_ln_q(q: pl.Expr) -> pl.Expr:
-    """-q ln q, 0 at q = 0."""
-    return pl.when(q > 0).then(-q * q.log()).otherwise(0.0)
-
-
-def _xlogx(value: pl.Expr) -> pl.Expr:
-    """The term x ln x (0 at x = 0)."""
-    return pl.when(value > 0).then(value * value.log()).otherwise(0.0)
-
-
 def _entropy_bits(
     total: pl.Expr, shown: pl.Expr, xlogx: pl.Expr, categories: pl.Expr, epsilon: float
 ) -> pl.Expr:
@@ -128,9 +119,9 @@ def _value(request: ListRequest, coded: Coded) -> pl.LazyFrame:
     ).join(_catalog_categories(coded.table, CAT_CODE), how="cross")
     s = pl.col(_TOTAL) + pl.col(_C) * epsilon
     shown = per_category.join(per_list.select(LIST_CODE, _TOTAL, _C), on=LIST_CODE, how="inner")
-    terms = exact_sums(shown, [LIST_CODE], {"__prm_h": _minus_q_ln_q((pl.col(_V) + epsilon) / s)})
+    terms = exact_sums(shown, [LIST_CODE], {"__prm_h": -x_log_x((pl.col(_V) + epsilon) / s)})
     # each of the C - n categories the list does not show has q = ε / S
-    unshown = (pl.col(_C) - pl.col(_SHOWN)) * _minus_q_ln_q(epsilon / s)
+    unshown = (pl.col(_C) - pl.col(_SHOWN)) * -x_log_x(epsilon / s)
     value = (pl.col("__prm_h") + unshown) / math.log(2.0)
     return terms.join(per_list, on=LIST_CODE, how="inner").select(
         LIST_CODE, value.alias(request.label)
@@ -168,7 +159,7 @@ def _curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
             (pl.int_range(pl.len()).over([*list_keys, CAT]) == 0)
             .cast(pl.Float64)
             .alias("__prm_new"),
-            (_xlogx(pl.col(_V) + epsilon) - _xlogx(before + epsilon)).alias("__prm_dx"),
+            (x_log_x(pl.col(_V) + epsilon) - x_log_x(before + epsilon)).alias("__prm_dx"),
         )
     )
     # the changes at each position, summed exactly (several categories of one item)

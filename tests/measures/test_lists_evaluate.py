@@ -207,3 +207,9 @@ def test_command_line_takes_the_list_inputs(
     refused = ["evaluate", str(paths["recs"]), "-m", "map@10", "--score", "score", "--by", "model"]
     assert main(refused) == 2
     assert "pass a truth file" in capsys.readouterr().err
+
+
+def test_list_metrics_refuses_an_unknown_input_naming_the_closest() -> None:
+    recs = pl.DataFrame({"user": [1, 1], "item": [1, 2], "rank": [1, 2]})
+    with pytest.raises(TypeError, match=r"'itmes'; did you mean 'items'\?"):
+        prm.list_metrics(recs, ["coverage@2"], itmes=pl.DataFrame({"item": [1, 2]}))  # type: ignore[call-arg]

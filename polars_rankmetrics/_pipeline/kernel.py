@@ -34,6 +34,7 @@ from polars_rankmetrics._pipeline.inputs import RecsSpec, Request, TruthSpec
 from polars_rankmetrics._pipeline.population import expand_over_groups
 from polars_rankmetrics._pipeline.propensity import join_keys
 from polars_rankmetrics._pipeline.subtopics import (
+    positive_pairs,
     relevant_subtopics,
     run_subtopics,
     with_run_subtopic_sums,
@@ -114,7 +115,9 @@ def per_user_partials(
     user_keys = [*truth_spec.shared_by, spec.user]
     inputs = {name for request in requests for name in request.measure.inputs}
     relevant_truth, truth_stats = truth_statistics(
-        truth,
+        # a subtopic truth: its positive rows collapsed (the collapse of all its rows is
+        # computed only where a measure reads the judged non-relevant pairs)
+        truth if subtopic_truth is None else positive_pairs(subtopic_truth, truth_spec),
         truth_spec,
         requests=requests,
         conv=conv,

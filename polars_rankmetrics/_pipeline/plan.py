@@ -400,8 +400,10 @@ def _truth_parts(
     if truth_spec.subtopic is not None:
         # the diversity measures read the subtopic rows; the others one row per (user, item)
         subtopic_truth, truth_lf = truth_lf, collapsed_truth(truth_lf, truth_spec)
+    # the truth's users: a subtopic truth has the collapsed one's, read without its group-by
+    users_of = truth_lf if subtopic_truth is None else subtopic_truth
     if conv.user_sets == "strict":
-        checks.append(user_sets_check(recs_lf, truth_lf, recs_spec, truth_spec))
+        checks.append(user_sets_check(recs_lf, users_of, recs_spec, truth_spec))
     inputs = {name for request in truth_requests for name in request.measure.inputs}
     # only the ideal DCG reads the grades up front (an in-memory truth's distinct grades)
     levels = grade_levels(truth, truth_spec) if "ideal" in inputs else None
@@ -433,9 +435,6 @@ def _truth_parts(
     # subtopic rows where no measure reads the hits: the hits' join is then not run)
     held = in_memory and largest_cutoff(specs) is not None
     hit_users = hit_rows.select(pl.col(roles.user).n_unique().alias(_HIT_USERS)) if held else None
-    # the judged users from the truth as given: a subtopic truth has the collapsed one's users
-    # without its group-by run once more
-    users_of = truth_lf if subtopic_truth is None else subtopic_truth
     parts = counted_parts(
         per_user,
         recs_lf,

@@ -33,6 +33,7 @@ from polars_rankmetrics._sums import exact_sums
 __all__ = [
     "collapsed_truth",
     "ideal_subtopics",
+    "positive_pairs",
     "relevant_subtopics",
     "run_subtopics",
     "with_run_subtopic_sums",
@@ -42,6 +43,9 @@ __all__ = [
 _SUBTOPIC = f"{PREFIX}subtopic"  # the subtopic column, under a name no input can take
 # one id per (user, subtopic): the index of one of its rows
 _SLOT = f"{PREFIX}subtopic_slot"
+# the greedy's row ids: its user and its document (user, item), numbered 0, 1, ... in order
+_USER_ID, _DOC_ID = f"{PREFIX}ideal_user", f"{PREFIX}ideal_document"
+_ROW_IDS = (_USER_ID, _DOC_ID, _SLOT)
 
 
 def collapsed_truth(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
@@ -56,6 +60,20 @@ def collapsed_truth(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
     skipped = {*keys, spec.relevance, spec.subtopic}
     others = [pl.col(name).first() for name in truth.collect_schema() if name not in skipped]
     return truth.group_by(keys).agg(*grade, *others)
+
+
+def positive_pairs(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
+    """:func:`collapsed_truth` of the rows with a positive grade: the pairs the statistics read.
+
+    The per-user statistics read only the (user, item) pairs of a positive
+    grade (:func:`polars_rankmetrics._pipeline.truth.labeled_truth`), and a
+    pair's largest grade is that of its positive rows when it has one. A
+    diversity truth judges every document for each subtopic, mostly 0:
+    collapsing only the positive rows groups about a third of them.
+    """
+    if spec.relevance is not None:
+        truth = truth.filter(pl.col(spec.relevance).cast(pl.Float64) > 0)
+    return collapsed_truth(truth, spec)
 
 
 def relevant_subtopics(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
@@ -124,118 +142,103 @@ def ideal_subtopics(
     names = [*user_keys, SUBTOPIC_RELEVANT]
     out = pl.Schema([*((name, schema[name]) for name in names), (rank, pl.Int64())])
     out = pl.Schema([*out.items(), (SUBTOPIC_SEEN, pl.Float64())])
+    users = pl.struct(user_keys) if len(user_keys) > 1 else pl.col(user_keys[0])
+    # a document's rows by subtopic: its gain is summed in that order, the same in every
+    # call (with three subtopics or more the float sum depends on it, and a tie on it).
+    # Sorted and numbered in the plan: inside the Python step Polars runs on one thread
+    ordered = relevant.sort(
+        [*user_keys, item, _SUBTOPIC], descending=[*(False for _ in user_keys), True, False]
+    ).select(
+        *names,
+        users.rle_id().alias(_USER_ID),
+        pl.struct(users.alias("u"), pl.col(item)).rle_id().alias(_DOC_ID),
+        _SLOT,
+    )
 
     def greedy(frame: pl.DataFrame) -> pl.DataFrame:
-        return _greedy(frame, list(user_keys), item, alpha=alpha, depth=depth, rank=rank)
+        rows = _Rows(*(frame[name].to_numpy().astype(np.int64) for name in _ROW_IDS))
+        position, seen = _greedy_positions(rows, alpha=alpha, depth=depth)
+        placed = frame.select(*names).with_columns(
+            pl.Series(rank, position, dtype=pl.Int64),
+            pl.Series(SUBTOPIC_SEEN, seen, dtype=pl.Float64),
+        )
+        return placed if bool(np.all(position > 0)) else placed.filter(pl.col(rank) > 0)
 
-    return relevant.select(*names, _SUBTOPIC, item, _SLOT).map_batches(greedy, schema=out)
-
-
-def _greedy(
-    frame: pl.DataFrame,
-    user_keys: list[str],
-    item: str,
-    *,
-    alpha: float,
-    depth: int | None,
-    rank: str,
-) -> pl.DataFrame:
-    """:func:`ideal_subtopics` on a frame: one greedy step per position, every user at once."""
-    # a document's rows by subtopic: its gain is summed in that order, the same in every
-    # call (with three subtopics or more the float sum depends on it, and a tie on it)
-    frame = frame.sort(
-        [*user_keys, item, _SUBTOPIC], descending=[*(False for _ in user_keys), True, False]
-    )
-    users = pl.struct(user_keys) if len(user_keys) > 1 else pl.col(user_keys[0])
-    ids = frame.select(
-        users.rle_id().alias("user"),
-        pl.struct(users.alias("u"), pl.col(item)).rle_id().alias("doc"),
-    )
-    rows = _Rows(
-        ids["user"].to_numpy().astype(np.int64),
-        ids["doc"].to_numpy().astype(np.int64),
-        frame[_SLOT].to_numpy().astype(np.int64),
-    )
-    position, seen = _greedy_positions(rows, alpha=alpha, depth=depth)
-    placed = frame.select(*user_keys, SUBTOPIC_RELEVANT).with_columns(
-        pl.Series(rank, position, dtype=pl.Int64),
-        pl.Series(SUBTOPIC_SEEN, seen, dtype=pl.Float64),
-    )
-    return placed if bool(np.all(position > 0)) else placed.filter(pl.col(rank) > 0)
+    return ordered.map_batches(greedy, schema=out)
 
 
 class _Rows(NamedTuple):
-    """The relevant rows sorted by user, then item descending: each one's ids (numbered 0..)."""
+    """The relevant rows sorted by user, then item descending: each one's ids (:data:`_ROW_IDS`)."""
 
     user: npt.NDArray[np.int64]  # 0, 1, ... in row order
     doc: npt.NDArray[np.int64]  # the (user, item) pair, 0, 1, ... in row order
     slot: npt.NDArray[np.int64]  # the (user, subtopic) pair, any id below the row count
 
 
-class _Cells(NamedTuple):
-    """One cell per document, the users with n documents side by side in an n-wide block.
+class _Block(NamedTuple):
+    """The users with the same number of documents, one document per cell of a users x width grid.
 
     A user's cells run in its rows' order (items descending: its first cell of
-    largest gain is ndeval's choice). A document's first subtopic row in
-    ``slot``/``row`` (per cell); its later rows, layer by layer, in ``later``
-    (the cells that have one, their slots, sorted by cell) and ``later_row``
-    (per cell, -1 where none).
+    largest gain is ndeval's choice). ``slots[l]``: the slot of each document's
+    (l + 1)-th subtopic row (subtopics in ascending order), the empty slot where
+    it has fewer; ``first_row``: the row of its first subtopic (its l-th is l
+    rows further).
     """
 
-    slot: npt.NDArray[np.int64]
-    row: npt.NDArray[np.int64]
-    later: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]
-    later_row: list[npt.NDArray[np.int64]]
-    blocks: list[tuple[int, int, int]]  # (first cell, users, width) of each block
+    slots: npt.NDArray[np.int64]  # layers x users x width
+    first_row: npt.NDArray[np.int64]  # users x width
 
 
-def _cells(rows: _Rows) -> _Cells:
-    """The rows laid out in :class:`_Cells`."""
+def _blocks(rows: _Rows, empty: int) -> list[_Block]:
+    """The rows laid out in :class:`_Block` grids; ``empty``: the slot of a missing layer."""
     doc_row = np.flatnonzero(np.r_[True, rows.doc[1:] != rows.doc[:-1]])
+    layers = np.diff(np.r_[doc_row, len(rows.doc)])
     doc_user = rows.user[doc_row]
     user_doc = np.flatnonzero(np.r_[True, doc_user[1:] != doc_user[:-1]])
     width = np.diff(np.r_[user_doc, len(doc_row)])
     # users ordered by their number of documents: each block of equal width is contiguous
     order = np.argsort(width, kind="stable")
-    first_cell = np.empty_like(width)
-    first_cell[order] = np.cumsum(width[order]) - width[order]
-    doc_cell = first_cell[doc_user] + np.arange(len(doc_row)) - user_doc[doc_user]
-    row_cell = doc_cell[rows.doc]
-    layer = np.arange(len(rows.doc)) - doc_row[rows.doc]
-    first = np.flatnonzero(layer == 0)
-    slot, row = np.empty(len(doc_row), np.int64), np.empty(len(doc_row), np.int64)
-    slot[row_cell[first]], row[row_cell[first]] = rows.slot[first], first
-    later, later_row = [], []
-    for depth in range(1, int(layer.max(initial=0)) + 1):
-        at = np.flatnonzero(layer == depth)
-        at = at[np.argsort(row_cell[at], kind="stable")]
-        later.append((row_cell[at], rows.slot[at]))
-        cell_row = np.full(len(doc_row), -1, dtype=np.int64)
-        cell_row[row_cell[at]] = at
-        later_row.append(cell_row)
-    widths, counts = np.unique(width, return_counts=True)
-    starts = np.cumsum(widths * counts) - widths * counts
-    blocks = [(int(a), int(b), int(c)) for a, b, c in zip(starts, counts, widths, strict=True)]
-    return _Cells(slot, row, later, later_row, blocks)
+    sizes = width[order]
+    starts = np.cumsum(sizes) - sizes
+    cell_doc = np.arange(len(doc_row)) + np.repeat(user_doc[order] - starts, sizes)
+    blocks = []
+    widths, counts = np.unique(sizes, return_counts=True)
+    begin = 0
+    for size, users in zip(widths.tolist(), counts.tolist(), strict=True):
+        docs = cell_doc[begin : begin + size * users].reshape(users, size)
+        begin += size * users
+        first_row, depth = doc_row[docs], layers[docs]
+        slots = np.stack(
+            [
+                np.where(
+                    depth > layer,
+                    rows.slot[np.minimum(first_row + layer, len(rows.slot) - 1)],
+                    empty,
+                )
+                for layer in range(int(depth.max()))
+            ]
+        )
+        blocks.append(_Block(slots, first_row))
+    return blocks
 
 
 def _greedy_positions(
     rows: _Rows, *, alpha: float, depth: int | None
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Each row's ideal position (0: past ``depth``) and ``C_s`` above it, block by block."""
+    empty = int(rows.slot.max(initial=-1)) + 1  # a slot of weight 0: a missing layer adds 0
+    weight = np.ones(empty + 1)
+    weight[empty] = 0.0
     state = _State(
         position=np.zeros(len(rows.doc), dtype=np.int64),
         row_seen=np.zeros(len(rows.doc), dtype=np.int64),
-        # one slot per (user, subtopic): its weight (1 - alpha)^(documents placed on it)
-        weight=np.ones(int(rows.slot.max(initial=-1)) + 1),
-        seen=np.zeros(int(rows.slot.max(initial=-1)) + 1, dtype=np.int64),
+        weight=weight,
+        seen=np.zeros(empty + 1, dtype=np.int64),
     )
-    if len(rows.doc) == 0:
-        return state.position, state.row_seen
-    cells = _cells(rows)
-    for start, users, width in cells.blocks:
+    for block in _blocks(rows, empty) if len(rows.doc) else []:
+        width = block.first_row.shape[1]
         steps = width if depth is None else min(depth, width)
-        _place_block(cells, rows.slot, state, (start, users, width), steps=steps, alpha=alpha)
+        _place_block(block, state, steps=steps, discount=1.0 - alpha, empty=empty)
     return state.position, state.row_seen
 
 
@@ -244,43 +247,32 @@ class _State(NamedTuple):
 
     position: npt.NDArray[np.int64]
     row_seen: npt.NDArray[np.int64]
-    weight: npt.NDArray[np.float64]
-    seen: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]  # (1 - alpha)^(documents placed on the slot)
+    seen: npt.NDArray[np.int64]  # documents placed on the slot
 
 
-def _place_block(
-    cells: _Cells,
-    row_slot: npt.NDArray[np.int64],
-    state: _State,
-    block: tuple[int, int, int],
-    *,
-    steps: int,
-    alpha: float,
-) -> None:
-    """The first ``steps`` positions of the users of one block (each with ``width`` documents)."""
-    start, users, width = block
-    end = start + users * width
-    later = []
-    for cell, slot in cells.later:
-        low, high = np.searchsorted(cell, [start, end])
-        later.append((cell[low:high] - start, slot[low:high]))
-    open_cells = np.ones(users * width, dtype=bool)
-    offsets = np.arange(users) * width + start
+def _place_block(block: _Block, state: _State, *, steps: int, discount: float, empty: int) -> None:
+    """The first ``steps`` positions of one block's users, one greedy step for all at once."""
+    slots, first_row = block.slots, block.first_row
+    users = np.arange(first_row.shape[0])
+    # -inf on the cells placed already: no gain reaches them
+    closed = np.zeros(first_row.shape)
     for step in range(1, steps + 1):
-        # the gain summed over the document's rows in their order (as a bincount would)
-        gain = state.weight[cells.slot[start:end]]
-        for cell, slot in later:
-            gain[cell] += state.weight[slot]
-        gain[~open_cells] = -1.0  # placed already
-        # argmax: each user's first cell of largest gain, the largest item of equal gains
-        chosen = gain.reshape(users, width).argmax(axis=1) + offsets
-        open_cells[chosen - start] = False
-        for found in [cells.row[chosen], *(rows_at[chosen] for rows_at in cells.later_row)]:
-            at = found[found >= 0]
-            placed = row_slot[at]
-            state.position[at], state.row_seen[at] = step, state.seen[placed]
-            state.seen[placed] += 1
-            state.weight[placed] *= 1.0 - alpha
+        # the gain summed over the document's subtopics in their order (+0.0 where none)
+        gain = state.weight[slots[0]]
+        for layer in slots[1:]:
+            gain += state.weight[layer]
+        gain += closed
+        # each user's first cell of largest gain: the largest item of equal gains
+        chosen = gain.argmax(axis=1)
+        closed[users, chosen] = -np.inf
+        placed, row = slots[:, users, chosen], first_row[users, chosen]
+        for layer, slots_placed in enumerate(placed):
+            real = slots_placed != empty
+            at, slot = row[real] + layer, slots_placed[real]
+            state.position[at], state.row_seen[at] = step, state.seen[slot]
+            state.seen[slot] += 1
+            state.weight[slot] *= discount
 
 
 def with_subtopic_statistics(

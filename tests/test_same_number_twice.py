@@ -23,6 +23,9 @@ import polars_rankmetrics as prm
 from polars_rankmetrics._measures import Measure, lookup
 from tests.test_one_number import MEASURES, reference
 
+# every measure twice on the same larger data: the properties suite (python -m pytest -m properties)
+pytestmark = pytest.mark.properties
+
 REPEATS = 2
 USERS, ROWS, ITEMS = 2000, 20, 600
 

@@ -266,12 +266,16 @@ def _place_block(block: _Block, state: _State, *, steps: int, discount: float, e
         # each user's first cell of largest gain: the largest item of equal gains
         chosen = gain.argmax(axis=1)
         closed[users, chosen] = -np.inf
-        placed, row = slots[:, users, chosen], first_row[users, chosen]
-        for layer, slots_placed in enumerate(placed):
-            real = slots_placed != empty
-            at, slot = row[real] + layer, slots_placed[real]
-            state.position[at], state.row_seen[at] = step, state.seen[slot]
-            state.seen[slot] += 1
+        row = first_row[users, chosen]
+        for layer, layer_slots in enumerate(slots):
+            slot = layer_slots[users, chosen]
+            at = row + layer
+            if layer:  # a document's first subtopic row is always there, a later one not
+                real = slot != empty
+                at, slot = at[real], slot[real]
+            seen = state.seen[slot]
+            state.position[at], state.row_seen[at] = step, seen
+            state.seen[slot] = seen + 1
             state.weight[slot] *= discount
 
 

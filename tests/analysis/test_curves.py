@@ -170,6 +170,7 @@ def cases(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
     return recs, truth, options
 
 
+@pytest.mark.properties
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_equal_to_evaluate_on_generated_cases(case: tuple) -> None:

@@ -1,6 +1,6 @@
 """The documentation site builds with ``mkdocs build --strict``, and its examples run.
 
-Run only these with ``pytest -m docs``; they run by default too. The site build
+Run these with ``pytest -m docs`` (the default run leaves them out; CI runs them). The site build
 is skipped (with the reason) where the ``docs`` extra is not installed.
 """
 

@@ -160,6 +160,7 @@ def rankings(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+@pytest.mark.properties
 @SETTINGS
 @given(rankings())
 def test_generated_rankings_match_cwl_eval_and_the_textbook(case: dict[str, Any]) -> None:

@@ -169,6 +169,7 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+@pytest.mark.properties
 @PROFILE
 @given(cases())
 def test_awrf_and_ndkl_equal_the_textbook(case: dict[str, Any]) -> None:
@@ -203,6 +204,7 @@ def test_awrf_and_ndkl_equal_the_textbook(case: dict[str, Any]) -> None:
         assert row["value"] == pytest.approx(mean, abs=TOLERANCE)
 
 
+@pytest.mark.properties
 @PROFILE
 @given(cases(), st.data())
 def test_weighted_groups_equal_the_textbook(case: dict[str, Any], data: st.DataObject) -> None:
@@ -745,6 +747,7 @@ def test_exposure_gini_by_hand() -> None:
     assert result["exposure_gini(p=1)@3"][0] == pytest.approx(result["gini@3"][0], abs=1e-12)
 
 
+@pytest.mark.properties
 @PROFILE
 @given(cases())
 def test_exposure_gini_equals_the_textbook(case: dict[str, Any]) -> None:

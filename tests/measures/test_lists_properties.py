@@ -13,11 +13,15 @@ import os
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
 from tests import textbook_beyond as tb
+
+# hypothesis-generated cases: the properties suite (python -m pytest -m properties)
+pytestmark = pytest.mark.properties
 
 settings.register_profile(
     "prm-beyond-fast",

@@ -20,12 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
 from tests import textbook
+
+# hypothesis-generated cases: the properties suite (python -m pytest -m properties)
+pytestmark = pytest.mark.properties
 
 # Profiles for these tests only (nothing global is loaded): "fast" keeps the
 # default run of this file well under a minute, "thorough" is for a nightly run.

@@ -192,6 +192,7 @@ def test_written_measures_equal_their_built_in_twins(case: Case) -> None:
                 assert _same(row[written], row[builtin]), (written, row, case)
 
 
+@pytest.mark.properties
 @FEWER
 @given(cases())
 def test_written_measures_draw_their_twins_curves(case: Case) -> None:

@@ -65,6 +65,7 @@ def _refused(recs: list[dict[str, Any]], truth: list[dict[str, Any]]) -> bool:
     return any(len(items) > 1 for items in at_position.values())
 
 
+@pytest.mark.properties
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lists_with_repeats())
 def test_checks_on_hits_refuse_exactly_what_can_change_a_number(
@@ -145,6 +146,7 @@ def scored_lists(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, 
     return recs, truth, draw(st.sampled_from(["item_desc", "item_asc", "input"]))
 
 
+@pytest.mark.properties
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scored_lists())
 def test_duplicates_first_from_scores_ranks_the_list_without_its_repeats(
@@ -179,6 +181,7 @@ def test_duplicates_first_from_scores_ranks_the_list_without_its_repeats(
         assert dict(zip(mine["item"], mine["rank"], strict=True)) == want
 
 
+@pytest.mark.properties
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lists_with_repeats())
 def test_duplicates_first_with_ranks_keeps_each_relevant_items_best_position(

@@ -58,6 +58,7 @@ def _refused_count(call: Any) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.properties
 @settings(max_examples=150, deadline=None)
 @given(ranked_lists())
 def test_repeats_within_the_top_k_are_counted_exactly(case: tuple[pl.DataFrame, int]) -> None:

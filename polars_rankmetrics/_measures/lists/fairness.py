@@ -49,6 +49,7 @@ import math
 import polars as pl
 
 from polars_rankmetrics._measures._registry import Param
+from polars_rankmetrics._measures.lists._exposure import x_log_x
 from polars_rankmetrics._measures.lists._hooks import (
     LIST_CODE,
     Coded,
@@ -206,11 +207,6 @@ def _awrf_curve(request: ListRequest, frames: CurveFrames) -> pl.LazyFrame:
     return frames.steps.join(values, on=[*keys, position], how="left", maintain_order="left")
 
 
-def _xlogx(x: pl.Expr) -> pl.Expr:
-    """X ln x, 0 at 0."""
-    return pl.when(x > 0).then(x * x.log()).otherwise(0.0)
-
-
 def _kl_steps(
     rows: pl.LazyFrame, targets: pl.LazyFrame, keys: list[str], position: str
 ) -> pl.LazyFrame:
@@ -227,7 +223,7 @@ def _kl_steps(
         rows.join(targets, on=CAT)
         .sort([*keys, CAT, position])
         .with_columns(
-            (_xlogx(c) - _xlogx(c - pl.col(W))).alias("__prm_s1"),
+            (x_log_x(c) - x_log_x(c - pl.col(W))).alias("__prm_s1"),
             # a membership of weight 0 adds 0, also to a group of share t_g = 0 (0 ln 0 = 0)
             pl.when(pl.col(W) > 0)
             .then(pl.col(W) * pl.col(_T).log())

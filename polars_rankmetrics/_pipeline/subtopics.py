@@ -175,6 +175,10 @@ class _Rows(NamedTuple):
     slot: npt.NDArray[np.int64]  # the (user, subtopic) pair, any id below the row count
 
 
+# the cells of one grid at most (and its users at least one): its layers stay small
+_GRID_CELLS = 1 << 18
+
+
 class _Block(NamedTuple):
     """The users with the same number of documents, one document per cell of a users x width grid.
 
@@ -205,20 +209,22 @@ def _blocks(rows: _Rows, empty: int) -> list[_Block]:
     widths, counts = np.unique(sizes, return_counts=True)
     begin = 0
     for size, users in zip(widths.tolist(), counts.tolist(), strict=True):
-        docs = cell_doc[begin : begin + size * users].reshape(users, size)
+        grid = cell_doc[begin : begin + size * users].reshape(users, size)
         begin += size * users
-        first_row, depth = doc_row[docs], layers[docs]
-        slots = np.stack(
-            [
-                np.where(
-                    depth > layer,
-                    rows.slot[np.minimum(first_row + layer, len(rows.slot) - 1)],
-                    empty,
-                )
-                for layer in range(int(depth.max()))
-            ]
-        )
-        blocks.append(_Block(slots, first_row))
+        # a few users at a time: a grid has a layer per subtopic of its deepest document
+        for docs in np.array_split(grid, min(users, -(-grid.size // _GRID_CELLS))):
+            first_row, depth = doc_row[docs], layers[docs]
+            slots = np.stack(
+                [
+                    np.where(
+                        depth > layer,
+                        rows.slot[np.minimum(first_row + layer, len(rows.slot) - 1)],
+                        empty,
+                    )
+                    for layer in range(int(depth.max()))
+                ]
+            )
+            blocks.append(_Block(slots, first_row))
     return blocks
 
 

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._pipeline import subtopics
 from tests import textbook_diversity as textbook
 
 # the ndeval labels of each measure (pyndeval's names) and ours
@@ -185,6 +186,20 @@ def _ours(
 @pytest.mark.parametrize(("alpha", "beta"), [(0.5, 0.5), (0.25, 0.75), (0.75, 0.5)])
 @pytest.mark.parametrize("seed", range(12))
 def test_equal_to_pyndeval_per_topic_and_in_the_mean(seed: int, alpha: float, beta: float) -> None:
+    _assert_equal_to_pyndeval(seed, alpha, beta)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_ideal_built_a_few_users_at_a_time_gives_the_same_numbers(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the greedy lays the users out in grids of a bounded number of cells: here 3, so
+    # users of the same number of documents are split over several grids
+    monkeypatch.setattr(subtopics, "_GRID_CELLS", 3)
+    _assert_equal_to_pyndeval(seed, 0.25, 0.75)
+
+
+def _assert_equal_to_pyndeval(seed: int, alpha: float, beta: float) -> None:
     qrels, run = _generated(seed)
     ks = [1, 2, 3, 5, 10, 20]
     want = _pyndeval(qrels, sorted(run), ks, alpha, beta)

@@ -13,7 +13,7 @@ collapsed to one row per (user, item) (:func:`collapsed_truth`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -175,8 +175,10 @@ class _Rows(NamedTuple):
     slot: npt.NDArray[np.int64]  # the (user, subtopic) pair, any id below the row count
 
 
-# the cells of one grid at most (and its users at least one): its layers stay small
-_GRID_CELLS = 1 << 18
+# the cells of one grid at most (and its users at least one): a grid's arrays stay in the
+# processor's cache while its steps run (10M rows: 8,192 cells 1.3x faster than 262,144), and
+# a step's NumPy calls still do more work than their own cost (1,024 cells: 1.5x slower)
+_GRID_CELLS = 1 << 13
 
 
 class _Block(NamedTuple):
@@ -193,8 +195,11 @@ class _Block(NamedTuple):
     first_row: npt.NDArray[np.int64]  # users x width
 
 
-def _blocks(rows: _Rows, empty: int) -> list[_Block]:
-    """The rows laid out in :class:`_Block` grids; ``empty``: the slot of a missing layer."""
+def _blocks(rows: _Rows, empty: int) -> Iterator[_Block]:
+    """The rows laid out in :class:`_Block` grids; ``empty``: the slot of a missing layer.
+
+    One grid at a time: its arrays are still in the cache when its steps run.
+    """
     doc_row = np.flatnonzero(np.r_[True, rows.doc[1:] != rows.doc[:-1]])
     layers = np.diff(np.r_[doc_row, len(rows.doc)])
     doc_user = rows.user[doc_row]
@@ -205,7 +210,6 @@ def _blocks(rows: _Rows, empty: int) -> list[_Block]:
     sizes = width[order]
     starts = np.cumsum(sizes) - sizes
     cell_doc = np.arange(len(doc_row)) + np.repeat(user_doc[order] - starts, sizes)
-    blocks = []
     widths, counts = np.unique(sizes, return_counts=True)
     begin = 0
     for size, users in zip(widths.tolist(), counts.tolist(), strict=True):
@@ -224,8 +228,7 @@ def _blocks(rows: _Rows, empty: int) -> list[_Block]:
                     for layer in range(int(depth.max()))
                 ]
             )
-            blocks.append(_Block(slots, first_row))
-    return blocks
+            yield _Block(slots, first_row)
 
 
 def _greedy_positions(
@@ -260,7 +263,10 @@ class _State(NamedTuple):
 def _place_block(block: _Block, state: _State, *, steps: int, discount: float, empty: int) -> None:
     """The first ``steps`` positions of one block's users, one greedy step for all at once."""
     slots, first_row = block.slots, block.first_row
-    users = np.arange(first_row.shape[0])
+    users, width = first_row.shape
+    # the grid's cells as flat arrays: a user's chosen cell is user * width + its column
+    flat_slots, flat_rows = slots.reshape(len(slots), -1), first_row.ravel()
+    offsets = np.arange(users) * width
     # -inf on the cells placed already: no gain reaches them
     closed = np.zeros(first_row.shape)
     for step in range(1, steps + 1):
@@ -270,11 +276,11 @@ def _place_block(block: _Block, state: _State, *, steps: int, discount: float, e
             gain += state.weight[layer]
         gain += closed
         # each user's first cell of largest gain: the largest item of equal gains
-        chosen = gain.argmax(axis=1)
-        closed[users, chosen] = -np.inf
-        row = first_row[users, chosen]
-        for layer, layer_slots in enumerate(slots):
-            slot = layer_slots[users, chosen]
+        chosen = gain.argmax(axis=1) + offsets
+        closed.ravel()[chosen] = -np.inf
+        row = flat_rows[chosen]
+        for layer, layer_slots in enumerate(flat_slots):
+            slot = layer_slots[chosen]
             at = row + layer
             if layer:  # a document's first subtopic row is always there, a later one not
                 real = slot != empty

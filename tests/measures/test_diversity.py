@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
 from polars_rankmetrics._pipeline import subtopics
@@ -124,6 +125,37 @@ def test_the_other_measures_read_the_collapsed_truth() -> None:
     collapsed = truth.group_by("user", "item").agg(pl.col("rel").max())
     alone = prm.evaluate(recs, collapsed, ["map", "ndcg@5"], **NDEVAL)
     assert both.select("map", "ndcg@5").row(0) == pytest.approx(alone.row(0))
+
+
+@pytest.mark.parametrize("level", [None, 2])
+def test_the_other_measures_read_every_judged_pair_and_its_largest_grade(
+    level: int | None,
+) -> None:
+    # graded and judged-based measures beside a diversity one: the pairs judged 0 for every
+    # subtopic count as judged non-relevant, and a grade below the relevance level keeps
+    # its gain (the collapse of the whole truth, computed here by hand)
+    qrels = [*QRELS, ("q1", "3", "d1", 2), ("q1", "1", "d5", 0), ("q1", "2", "d5", 0)]
+    run = [*RUN, ("q1", "d5", 2.0)]
+    recs, truth = _frames(qrels, run)
+    options: dict[str, Any] = {"score": "score", "relevance": "rel", "relevance_level": level}
+    labels = ["map", "ndcg@5", "bpref", "judged@3", "fallout@5", "recall@5"]
+    both = prm.evaluate(recs, truth, ["alpha_ndcg@5", *labels], per_user=True, **options)
+    collapsed = truth.group_by("user", "item").agg(pl.col("rel").max())
+    alone = prm.evaluate(recs, collapsed, labels, per_user=True, **options)
+    assert_frame_equal(both.sort("user").select("user", *labels), alone.sort("user"))
+
+
+def test_strict_user_sets_count_the_topics_of_a_subtopic_truth() -> None:
+    # q3 is in the qrels only, with two subtopic rows: one topic, named once
+    recs, truth = _frames([*QRELS, ("q3", "1", "z", 1), ("q3", "2", "z", 0)], RUN)
+    message = r"user_sets='strict': 1 \(user\) value\(s\) in truth only .*example row: user='q3'"
+    with pytest.raises(ValueError, match=message):
+        prm.evaluate(recs, truth, ["alpha_ndcg@5", "map"], **NDEVAL, user_sets="strict")
+    same = prm.evaluate(recs, truth.filter(pl.col("user") != "q3"), "alpha_ndcg@5", **NDEVAL)
+    strict = prm.evaluate(
+        recs, truth.filter(pl.col("user") != "q3"), "alpha_ndcg@5", **NDEVAL, user_sets="strict"
+    )
+    assert_frame_equal(strict, same)
 
 
 # ------------------------------------------------------------------ generated topics

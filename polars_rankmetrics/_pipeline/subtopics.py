@@ -8,7 +8,8 @@ it relevant to its subtopic) and :data:`SUBTOPIC_RELEVANT` (the subtopic's
 relevant documents): the run's rows (:func:`run_subtopics`) and those of the
 user's ideal ranking, built greedily as ndeval builds it
 (:func:`ideal_subtopics`). Every other measure of the call reads the truth
-collapsed to one row per (user, item) (:func:`collapsed_truth`).
+collapsed to one row per (user, item) (:func:`collapsed_truth`); the per-user
+statistics only its pairs of a positive grade (:func:`positive_pairs`).
 """
 
 from __future__ import annotations
@@ -181,8 +182,8 @@ class _Rows(NamedTuple):
 _GRID_CELLS = 1 << 13
 
 
-class _Block(NamedTuple):
-    """The users with the same number of documents, one document per cell of a users x width grid.
+class _Grid(NamedTuple):
+    """Users with the same number of documents, one document per cell of a users x width grid.
 
     A user's cells run in its rows' order (items descending: its first cell of
     largest gain is ndeval's choice). ``slots[l]``: the slot of each document's
@@ -195,8 +196,8 @@ class _Block(NamedTuple):
     first_row: npt.NDArray[np.int64]  # users x width
 
 
-def _blocks(rows: _Rows, empty: int) -> Iterator[_Block]:
-    """The rows laid out in :class:`_Block` grids; ``empty``: the slot of a missing layer.
+def _grids(rows: _Rows, empty: int) -> Iterator[_Grid]:
+    """The rows laid out in grids (:class:`_Grid`); ``empty``: the slot of a missing layer.
 
     One grid at a time: its arrays are still in the cache when its steps run.
     """
@@ -205,7 +206,7 @@ def _blocks(rows: _Rows, empty: int) -> Iterator[_Block]:
     doc_user = rows.user[doc_row]
     user_doc = np.flatnonzero(np.r_[True, doc_user[1:] != doc_user[:-1]])
     width = np.diff(np.r_[user_doc, len(doc_row)])
-    # users ordered by their number of documents: each block of equal width is contiguous
+    # users ordered by their number of documents: those of equal width are contiguous
     order = np.argsort(width, kind="stable")
     sizes = width[order]
     starts = np.cumsum(sizes) - sizes
@@ -228,13 +229,13 @@ def _blocks(rows: _Rows, empty: int) -> Iterator[_Block]:
                     for layer in range(int(depth.max()))
                 ]
             )
-            yield _Block(slots, first_row)
+            yield _Grid(slots, first_row)
 
 
 def _greedy_positions(
     rows: _Rows, *, alpha: float, depth: int | None
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Each row's ideal position (0: past ``depth``) and ``C_s`` above it, block by block."""
+    """Each row's ideal position (0: past ``depth``) and ``C_s`` above it, grid by grid."""
     empty = int(rows.slot.max(initial=-1)) + 1  # a slot of weight 0: a missing layer adds 0
     weight = np.ones(empty + 1)
     weight[empty] = 0.0
@@ -244,10 +245,10 @@ def _greedy_positions(
         weight=weight,
         seen=np.zeros(empty + 1, dtype=np.int64),
     )
-    for block in _blocks(rows, empty) if len(rows.doc) else []:
-        width = block.first_row.shape[1]
+    for grid in _grids(rows, empty) if len(rows.doc) else []:
+        width = grid.first_row.shape[1]
         steps = width if depth is None else min(depth, width)
-        _place_block(block, state, steps=steps, discount=1.0 - alpha, empty=empty)
+        _place_grid(grid, state, steps=steps, discount=1.0 - alpha, empty=empty)
     return state.position, state.row_seen
 
 
@@ -260,9 +261,9 @@ class _State(NamedTuple):
     seen: npt.NDArray[np.int64]  # documents placed on the slot
 
 
-def _place_block(block: _Block, state: _State, *, steps: int, discount: float, empty: int) -> None:
-    """The first ``steps`` positions of one block's users, one greedy step for all at once."""
-    slots, first_row = block.slots, block.first_row
+def _place_grid(grid: _Grid, state: _State, *, steps: int, discount: float, empty: int) -> None:
+    """The first ``steps`` positions of one grid's users, one greedy step for all at once."""
+    slots, first_row = grid.slots, grid.first_row
     users, width = first_row.shape
     # the grid's cells as flat arrays: a user's chosen cell is user * width + its column
     flat_slots, flat_rows = slots.reshape(len(slots), -1), first_row.ravel()

@@ -35,6 +35,7 @@ from polars_rankmetrics._pipeline.population import expand_over_groups
 from polars_rankmetrics._pipeline.propensity import join_keys
 from polars_rankmetrics._pipeline.subtopics import (
     positive_pairs,
+    relevant_item_counts,
     relevant_subtopics,
     run_subtopics,
     with_run_subtopic_sums,
@@ -124,6 +125,9 @@ def per_user_partials(
         grade_levels=grade_levels,
         truth_rows=truth_rows,
     )
+    if subtopic_truth is not None and hit_row is None and not _reads_pairs(requests):
+        # only subtopic rows are read: the users and their counts, without the pairs' collapse
+        truth_stats = relevant_item_counts(subtopic_truth, truth_spec)
     labeled = relevant_truth
     if "max_grade" in inputs:
         # one scalar over the whole truth, set beside each of its rows
@@ -200,6 +204,21 @@ def per_user_partials(
         )
         hits = run if witness else hits
     return per_user, hits
+
+
+def _reads_pairs(requests: Sequence[Request]) -> bool:
+    """Whether a request reads the truth's (user, item) pairs, not only the subtopic rows.
+
+    A measure that reads the subtopic rows alone (input ``"subtopics"``, no
+    partials over the truth or the hits) reads of the other statistics only
+    each user's :data:`N_RELEVANT`.
+    """
+    return any(
+        request.measure.inputs - {"subtopics"}
+        or request.measure.truth_partials(request.ctx)
+        or request.measure.hit_partials(request.ctx)
+        for request in requests
+    )
 
 
 def with_relevant_in_tie_groups(hits: pl.LazyFrame, spec: RecsSpec) -> pl.LazyFrame:

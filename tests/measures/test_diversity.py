@@ -19,7 +19,11 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as prm
+from polars_rankmetrics._measures._registry import N_RELEVANT
 from polars_rankmetrics._pipeline import subtopics
+from polars_rankmetrics._pipeline.inputs import TruthSpec
+from polars_rankmetrics._pipeline.truth import truth_statistics
+from polars_rankmetrics.conventions import Conventions
 from tests import textbook_diversity as textbook
 
 # the ndeval labels of each measure (pyndeval's names) and ours
@@ -322,3 +326,68 @@ def test_the_ideal_does_not_depend_on_the_truth_row_order() -> None:
     for seed in range(8):
         shuffled = truth.sample(fraction=1.0, shuffle=True, seed=seed)
         assert prm.evaluate(recs, shuffled, metrics, **NDEVAL).equals(want), seed
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b"]),
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from(["1", "2", "3"]),
+            st.sampled_from(["x", "y", "z", "w"]),
+            st.sampled_from([-1, 0, 1, 2, 3]),
+        ),
+        max_size=40,
+        unique_by=lambda row: row[:4],
+    ),
+    level=st.sampled_from([None, 0.5, 1.0, 2.0, 3.5]),
+    graded=st.booleans(),
+    shared=st.booleans(),
+)
+def test_the_users_counts_of_relevant_items_equal_those_of_the_collapsed_pairs(
+    rows: list[tuple[str, str, str, str, int]], level: float | None, graded: bool, shared: bool
+) -> None:
+    # a call of subtopic measures alone reads each user's relevant items counted without the
+    # pairs' collapse: the same users and counts as the statistics of the collapsed pairs
+    schema = {"model": pl.String, "user": pl.String, "subtopic": pl.String, "item": pl.String}
+    truth = pl.DataFrame(rows, schema={**schema, "rel": pl.Int64}, orient="row")
+    spec = TruthSpec(
+        "user", "item", "rel" if graded else None, level, ("model",) if shared else (),
+        subtopic="subtopic",
+    )  # fmt: skip
+    if not shared:
+        truth = truth.unique(["user", "subtopic", "item"], keep="first", maintain_order=True)
+    keys = [*spec.shared_by, "user"]
+    _, want = truth_statistics(
+        subtopics.positive_pairs(truth.lazy(), spec), spec, requests=[],
+        conv=Conventions(), grade_levels=None, truth_rows=None,
+    )  # fmt: skip
+    got = subtopics.relevant_item_counts(truth.lazy(), spec)
+    assert_frame_equal(
+        got.collect().sort(keys), want.select(*keys, N_RELEVANT).collect().sort(keys)
+    )
+
+
+@pytest.mark.parametrize("level", [None, 2])
+@pytest.mark.parametrize("without_truth", ["exclude", "judged", "zero"])
+@pytest.mark.parametrize("without_recs", ["zero", "exclude"])
+def test_subtopic_measures_alone_give_what_they_give_beside_others(
+    level: int | None, without_truth: str, without_recs: str
+) -> None:
+    # alone they read each user's relevant items counted without the pairs' collapse; beside
+    # map the collapsed pairs: the same users (q2 judged 0 only, q4 below the level) and values
+    qrels = [*QRELS, ("q4", "1", "e", 1), ("q4", "2", "f", 0), ("q1", "3", "d1", 2)]
+    recs, truth = _frames(qrels, [*RUN, ("q4", "e", 1.0), ("q4", "f", 0.5), ("q5", "a", 1.0)])
+    labels = ["alpha_ndcg@5", "p_ia@3", "strec@4", "map_ia", "nnrbp", "err_ia@5"]
+    options: dict[str, Any] = {
+        **NDEVAL, "relevance_level": level, "users_without_truth": without_truth,
+        "users_without_recs": without_recs,
+    }  # fmt: skip
+    alone = prm.evaluate(recs, truth, labels, per_user=True, **options)
+    beside = prm.evaluate(recs, truth, [*labels, "map"], per_user=True, **options)
+    assert_frame_equal(alone.sort("user"), beside.drop("map").sort("user"))
+    assert_frame_equal(
+        prm.evaluate(recs, truth, labels, **options),
+        prm.evaluate(recs, truth, [*labels, "map"], **options).drop("map"),
+    )

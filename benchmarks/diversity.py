@@ -17,6 +17,16 @@ so a change in the machine's load touches all alike):
   parsed in Python, then ``pyndeval.ndeval``; the target: faster at every
   size), after checking that both give the same per-topic numbers.
 
+``--floor`` adds the bare work of both measures, with no checks of the input
+and plain float sums: for ``ndcg@10`` each topic's top 10 by score joined with
+the relevant truth rows and summed, beside the truth's relevant count per
+topic; for ``alpha_ndcg@20`` each topic's top 20 joined with the relevant
+subtopic rows, ``C_s(r - 1)`` as a rank within (topic, subtopic), summed, and
+the greedy ideal: the relevant rows sorted (topic, docno descending,
+subtopic) and numbered in Polars, placed by the package's NumPy greedy (no
+Polars primitive places them) and summed. Each evaluate task is then also
+reported against its floor.
+
 Reported per task: the median and the minimum wall time over the rounds and
 the ratio of the median to NDCG@10's.
 
@@ -25,6 +35,7 @@ Usage::
     python benchmarks/diversity.py --rows 100000 --rounds 3     # develop
     python benchmarks/diversity.py --rows 10000000 --rounds 5   # the 10M-row target
     python benchmarks/diversity.py --rows 10000000 --no-pyndeval  # without the peer
+    python benchmarks/diversity.py --rows 10000000 --no-pyndeval --floor  # and the bare work
 """
 
 from __future__ import annotations
@@ -135,8 +146,67 @@ def pyndeval_from_files(run_path: Path, qrels_path: Path) -> dict[str, float]:
     return {topic: values["alpha-nDCG@20"] for topic, values in found.items()}
 
 
+def _top(recs: Any, k: int) -> Any:
+    """Each topic's top ``k`` by score, with its position ``rank``."""
+    import polars as pl
+
+    position = pl.col("score").rank("ordinal", descending=True).over("user")
+    return recs.lazy().with_columns(rank=position).filter(pl.col("rank") <= k)
+
+
+def floor_ndcg(recs: Any, plain: Any) -> object:
+    """The bare work of ``ndcg@10``: the top 10 joined with the relevant pairs, summed."""
+    import polars as pl
+
+    relevant = plain.lazy().filter(pl.col("rel") > 0)
+    gain = (2.0 ** pl.col("rel") - 1) / (pl.col("rank") + 1).log(2)
+    dcg = _top(recs, 10).join(relevant, on=["user", "item"]).group_by("user").agg(gain.sum())
+    return pl.collect_all([dcg, relevant.group_by("user").len()])
+
+
+def floor_alpha_ndcg(recs: Any, truth: Any, alpha: float = 0.5, k: int = 20) -> object:
+    """The bare work of ``alpha_ndcg@20``: the run's subtopic rows and the greedy ideal, summed."""
+    import numpy as np
+    import polars as pl
+    from polars_rankmetrics._pipeline.subtopics import _greedy_positions, _Rows
+
+    relevant = truth.lazy().filter(pl.col("rel") > 0).select("user", "subtopic", "item")
+    seen = pl.col("rank").rank("ordinal").over("user", "subtopic") - 1
+    term = (1 - alpha) ** pl.col("seen") / (pl.col("rank") + 1).log(2)
+    dcg = (
+        _top(recs, k)
+        .join(relevant, on=["user", "item"])
+        .with_columns(seen=seen)
+        .group_by("user")
+        .agg(term.sum().alias("dcg"))
+    )
+    # the ideal: rows by topic, docno descending (ndeval's ties), subtopic; integer ids
+    ordered = (
+        relevant.with_row_index("slot")
+        .with_columns(pl.col("slot").min().over("user", "subtopic"))
+        .sort(["user", "item", "subtopic"], descending=[False, True, False])
+        .select(
+            "user",
+            pl.col("user").rle_id().alias("topic_id"),
+            pl.struct("user", "item").rle_id().alias("doc_id"),
+            "slot",
+        )
+    )
+    dcg, ordered = pl.collect_all([dcg, ordered])
+    ids = (ordered[name].to_numpy().astype(np.int64) for name in ("topic_id", "doc_id", "slot"))
+    position, placed_seen = _greedy_positions(_Rows(*ids), alpha=alpha, depth=k)
+    ideal = (
+        ordered.select("user")
+        .with_columns(rank=pl.Series(position), seen=pl.Series(placed_seen))
+        .filter(pl.col("rank") > 0)
+        .group_by("user")
+        .agg(term.sum().alias("dcg"))
+    )
+    return dcg, ideal
+
+
 def tasks(
-    data: dict[str, Any], files: tuple[Path, Path], peer: bool
+    data: dict[str, Any], files: tuple[Path, Path], peer: bool, floor: bool
 ) -> dict[str, Callable[[], object]]:
     import polars_rankmetrics as prm
 
@@ -153,7 +223,17 @@ def tasks(
     }
     if peer:
         work["pyndeval alpha-nDCG@20 (files, per topic)"] = lambda: pyndeval_from_files(*files)
+    if floor:
+        work[FLOORS["ndcg@10 (evaluate, frames)"]] = lambda: floor_ndcg(recs, plain)
+        work[FLOORS["alpha_ndcg@20 (evaluate, frames)"]] = lambda: floor_alpha_ndcg(recs, truth)
     return work
+
+
+# each evaluate task's floor (--floor)
+FLOORS = {
+    "ndcg@10 (evaluate, frames)": "floor of ndcg@10 (bare work)",
+    "alpha_ndcg@20 (evaluate, frames)": "floor of alpha_ndcg@20 (bare work)",
+}
 
 
 def main() -> None:
@@ -161,6 +241,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="run rows (20 per topic)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--no-pyndeval", action="store_true", help="leave the peer out")
+    parser.add_argument("--floor", action="store_true", help="add the bare work of both")
     args = parser.parse_args()
     import polars as pl
 
@@ -180,7 +261,7 @@ def main() -> None:
             worst = max(abs(ours[topic] - value) for topic, value in theirs.items())
             same = set(ours) == set(theirs)
             print(f"same topics: {same}; largest per-topic difference from pyndeval: {worst:.2e}")
-        work = tasks(data, files, peer)
+        work = tasks(data, files, peer, args.floor)
         times: dict[str, list[float]] = {name: [] for name in work}
         for _ in range(args.rounds):
             for name, run in work.items():
@@ -192,6 +273,9 @@ def main() -> None:
     for name, seconds in times.items():
         median = statistics.median(seconds)
         print(f"| {name} | {median:.3f} | {min(seconds):.3f} | {median / base:.2f}x |")
+    for name, floor in FLOORS.items() if args.floor else []:
+        ratio = statistics.median(times[name]) / statistics.median(times[floor])
+        print(f"{name}: {ratio:.2f}x its floor")
 
 
 if __name__ == "__main__":

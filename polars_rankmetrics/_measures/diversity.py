@@ -83,6 +83,7 @@ from polars_rankmetrics._measures._registry import (
     Partial,
     register,
 )
+from polars_rankmetrics._powers import power
 
 _READS: frozenset[Input] = frozenset({"subtopics"})
 _NORMS = ("ideal_ideal", "none")
@@ -115,9 +116,7 @@ def _alpha(ctx: Context) -> float:
 
 def _novelty(ctx: Context) -> pl.Expr:
     """``(1 - alpha)^{C_s(r - 1)}`` of a subtopic row."""
-    seen = pl.col(SUBTOPIC_SEEN)
-    # the base as a column: a literal base of pow is fragile inside aggregations
-    return (seen * 0.0 + (1.0 - _alpha(ctx))).pow(seen)
+    return power(1.0 - _alpha(ctx), pl.col(SUBTOPIC_SEEN))
 
 
 def _position(ctx: Context) -> pl.Expr:
@@ -140,7 +139,7 @@ def _err_term(ctx: Context) -> pl.Expr:
 def _rbp_term(ctx: Context) -> pl.Expr:
     beta = float(ctx.number("beta") or 0.0)
     position = _position(ctx)
-    return _within(ctx, _novelty(ctx) * (position * 0.0 + beta).pow(position - 1.0))
+    return _within(ctx, _novelty(ctx) * power(beta, position - 1.0))
 
 
 def _ideal_ideal(ctx: Context, discount: Callable[[int], float]) -> float:

@@ -95,6 +95,7 @@ from polars_rankmetrics._measures.average_precision import (
     AVERAGE_PRECISION,
     trec_average_precision,
 )
+from polars_rankmetrics._powers import power
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -144,7 +145,7 @@ def infap_term(j: pl.Expr, seen: pl.Expr, nonrelevant: pl.Expr, unjudged: pl.Exp
 
 def rbp_weight(p: float, position: pl.Expr) -> pl.Expr:
     """p^(position - 1): the chance a reader gets to ``position``."""
-    return pl.lit(p).pow(position.cast(pl.Float64) - 1.0)
+    return power(p, position.cast(pl.Float64) - 1.0)
 
 
 def rbp_residual(

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._powers import power
 from polars_rankmetrics._sums import exact_sums
 
 __all__ = ["ITEM", "LONG", "SHORT", "B", "Lists", "RboRequest", "T", "contribution", "rbo"]
@@ -111,8 +112,7 @@ def _h_table(lengths: pl.LazyFrame, ps: Sequence[float]) -> pl.LazyFrame:
             0, (pl.col(LONG) + pl.col(SHORT)).max().fill_null(0) + 1, dtype=pl.Int64
         ).alias(_N)
     ).with_columns(
-        pl.when(n > 0).then(pl.lit(p, pl.Float64).pow(n) / n).otherwise(0.0).cum_sum().alias(_h(p))
-        for p in ps
+        pl.when(n > 0).then(power(p, n) / n).otherwise(0.0).cum_sum().alias(_h(p)) for p in ps
     )
 
 
@@ -174,7 +174,7 @@ def _closed_form(request: RboRequest) -> pl.Expr:
     scale = (1 - p) / p
 
     def g(n: pl.Expr) -> pl.Expr:
-        return p * (1 - pl.lit(p, pl.Float64).pow(n)) / (1 - p)
+        return p * (1 - power(p, n)) / (1 - p)
 
     # sum_{d=1}^{l} X_d p^d / d: each shared item adds H(l) - H(F - 1)
     head = x_l * h_l - pl.col(f"sum_{p!r}").fill_null(0.0)
@@ -185,13 +185,13 @@ def _closed_form(request: RboRequest) -> pl.Expr:
         a_s = pl.when(s > 0).then(x_s / s).otherwise(0.0)
         # depths s < d <= l: the unseen part of S agrees as at depth s, A_s (d - s) / d
         grown = a_s * ((g(l) - g(s)) - s * (h_l - h_s))
-        tail = (x_l + (l - s) * a_s) / l * pl.lit(p, pl.Float64).pow(l)
+        tail = (x_l + (l - s) * a_s) / l * power(p, l)
         return pl.when(s > 0).then(scale * (head + grown) + tail).otherwise(0.0)
     f = pl.col("f")
     best = pl.col("m_n") * h_l - pl.col(f"m_{p!r}").fill_null(0.0)
     # depths l < d <= f: overlap 2d - l - s + X_l; beyond f both lists are the same
     far = 2 * (g(f) - g(l)) - f * (h_f - h_l)
-    high = scale * (head + best + far) + pl.lit(p, pl.Float64).pow(f)
+    high = scale * (head + best + far) + power(p, f)
     return high - low
 
 
@@ -303,7 +303,7 @@ def _depth_sums(requests: Sequence[RboRequest]) -> tuple[dict[str, pl.Expr], lis
     terms: dict[str, pl.Expr] = {}
     for p in sorted({one.p for one in requests}):
         forms = {one.form for one in requests if one.p == p}
-        over_d = pl.lit(p, pl.Float64).pow(depth) / depth
+        over_d = power(p, depth) / depth
         terms[_sum("head", p)] = pl.when(seen).then(x * over_d)
         terms[_sum("low_mid", p)] = pl.when(between).then(x * over_d)
         terms[_sum("harmonic", p)] = pl.when(depth <= long).then(over_d)
@@ -328,7 +328,7 @@ def _from_sums(request: RboRequest) -> pl.Expr:
     scale = (1 - p) / p
     if form == "ext":
         a_s = pl.when(s > 0).then(x_s / s).otherwise(0.0)
-        tail = (x_l + (l - s) * a_s) / l * pl.lit(p, pl.Float64).pow(l)
+        tail = (x_l + (l - s) * a_s) / l * power(p, l)
         value = pl.when(s > 0).then(
             scale * (head + low_mid + a_s * pl.col(_sum("grown", p))) + tail
         )
@@ -337,7 +337,7 @@ def _from_sums(request: RboRequest) -> pl.Expr:
         return scale * low
     f = l + s - x_l
     high = scale * (head + low_mid + pl.col(_sum("best", p)) + pl.col(_sum("far", p)))
-    return high + pl.lit(p, pl.Float64).pow(f) - scale * low
+    return high + power(p, f) - scale * low
 
 
 def _tied(lists: Lists, keys: list[str], requests: Sequence[RboRequest]) -> pl.LazyFrame:

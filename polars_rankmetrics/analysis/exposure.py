@@ -35,6 +35,7 @@ from polars_rankmetrics._frames import AnyFrame, ArrowStream, Eager, Polars, eag
 from polars_rankmetrics._measures.lists._shared import W, attention, check_patience
 from polars_rankmetrics._pipeline.inputs import as_list
 from polars_rankmetrics._pipeline.lists import unify_keys
+from polars_rankmetrics._powers import power
 from polars_rankmetrics._sums import exact_mean, exact_sums, fixed_point, ordered_sum
 
 __all__ = ["expected_exposure", "group_exposure", "trec_fair_score"]
@@ -358,8 +359,7 @@ def _ideal_exposure(
     b, m = pl.col("__prm_b"), pl.col("__prm_m")
     end = b + m if k is None else pl.min_horizontal(b + m, pl.lit(float(k)))
     start = b if k is None else pl.min_horizontal(b, pl.lit(float(k)))
-    base = pl.lit(p, pl.Float64)
-    return levels.with_columns(((base.pow(start) - base.pow(end)) / (m * (1.0 - p))).alias(_T))
+    return levels.with_columns(((power(p, start) - power(p, end)) / (m * (1.0 - p))).alias(_T))
 
 
 def expected_exposure(

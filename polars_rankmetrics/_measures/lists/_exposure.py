@@ -30,6 +30,7 @@ from polars_rankmetrics._measures.lists._hooks import (
 )
 from polars_rankmetrics._measures.lists._shared import agg, attach
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._powers import power
 from polars_rankmetrics._sums import exact_sums, ordered_sum
 
 __all__ = [
@@ -112,7 +113,7 @@ def reads(requests: Sequence[tuple[ListRequest, OfGroup]]) -> dict[Weighting, se
 
 def attention_within(rank: pl.Expr, k: int | None, p: float) -> pl.Expr:
     """p^(r - 1) on a row within the cutoff, 0 past it (Float64)."""
-    weight = pl.lit(p, pl.Float64).pow(rank.cast(pl.Float64) - 1.0)
+    weight = power(p, rank.cast(pl.Float64) - 1.0)
     return weight if k is None else pl.when(rank <= k).then(weight).otherwise(0.0)
 
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from polars_rankmetrics._measures.lists._hooks import LIST_CODE, Coded, Keys
 from polars_rankmetrics._names import PREFIX
+from polars_rankmetrics._powers import power
 
 __all__ = [
     "CAT",
@@ -220,4 +221,4 @@ def check_patience(value: float) -> float:
 
 def attention(rank: pl.Expr, p: float) -> pl.Expr:
     """p^(r - 1) at rank r (Float64)."""
-    return pl.lit(p, pl.Float64).pow(rank.cast(pl.Float64) - 1.0)
+    return power(p, rank.cast(pl.Float64) - 1.0)

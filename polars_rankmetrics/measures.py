@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from polars_rankmetrics import _powers
 from polars_rankmetrics._measures import _registry as registry
 from polars_rankmetrics._measures._registry import Cutoff, Direction
 from polars_rankmetrics._measures._written import (
@@ -80,6 +81,7 @@ __all__ = [
     "Rows",
     "Sum",
     "User",
+    "power",
     "register_measure",
     "registered_measures",
     "unregister_measure",
@@ -201,6 +203,32 @@ class Measure:
     aggregation: WrittenAggregation = "mean"
     fill: float | None = 0.0
     aliases: Sequence[str] = field(default=())
+
+
+def power(base: float, exponent: pl.Expr) -> pl.Expr:
+    """``base ** exponent`` for a term: the same bits on one row as on many.
+
+    Write a constant raised to a column (RBP's ``p^(position - 1)``) with it
+    rather than ``p ** (row.position - 1)``: Polars multiplies out a
+    one-element exponent of 2 to 9, which differs from its ``pow`` in the last
+    bit, so a user evaluated alone (or a row the streaming engine hands over
+    alone) would get another last digit than among many users. Whole
+    exponents 0 to 9 come from a table of ``math.pow``, the others from
+    Polars' ``pow``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics.measures import power
+    >>> def weight(row):  # graded RBP's term: grade times p^(position - 1)
+    ...     return row.grade * power(0.8, row.position - 1)
+    >>> one_row = pl.DataFrame({"position": [5]})
+    >>> one_row.select(power(0.8, pl.col("position") - 1)).item() == 0.8**4
+    True
+    >>> one_row.select(0.8 ** (pl.col("position") - 1)).item() == 0.8**4
+    False
+    """
+    return _powers.power(base, exponent)
 
 
 def register_measure(measure: Measure) -> Measure:

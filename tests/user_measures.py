@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankmetrics.measures import Measure, Param, Row, Sum, User, register_measure
+from polars_rankmetrics.measures import Measure, Param, Row, Sum, User, power, register_measure
 
 
 def _credit(row: Row) -> pl.Expr:
@@ -90,7 +90,7 @@ POOLED_HITS = register_measure(
 
 
 def _graded(row: Row) -> pl.Expr:
-    return row.grade * row.number("p") ** (row.position - 1)
+    return row.grade * power(row.number("p"), row.position - 1)
 
 
 GRADED_RBP = register_measure(

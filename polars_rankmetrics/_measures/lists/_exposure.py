@@ -28,9 +28,8 @@ from polars_rankmetrics._measures.lists._hooks import (
     ListRequest,
     OfGroup,
 )
-from polars_rankmetrics._measures.lists._shared import agg, attach
+from polars_rankmetrics._measures.lists._shared import agg, attach, attention
 from polars_rankmetrics._names import PREFIX
-from polars_rankmetrics._powers import power
 from polars_rankmetrics._sums import exact_sums, ordered_sum
 
 __all__ = [
@@ -113,7 +112,7 @@ def reads(requests: Sequence[tuple[ListRequest, OfGroup]]) -> dict[Weighting, se
 
 def attention_within(rank: pl.Expr, k: int | None, p: float) -> pl.Expr:
     """p^(r - 1) on a row within the cutoff, 0 past it (Float64)."""
-    weight = power(p, rank.cast(pl.Float64) - 1.0)
+    weight = attention(rank, p)
     return weight if k is None else pl.when(rank <= k).then(weight).otherwise(0.0)
 
 

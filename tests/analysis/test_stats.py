@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
@@ -55,7 +55,11 @@ def test_t_interval_equals_scipy(pair: tuple, ci: float) -> None:
     a, _ = pair
     low, high = _stats.t_interval(a, ci)
     if _not_constant(a):
-        expected = stats.t.interval(ci, a.size - 1, loc=a.mean(), scale=stats.sem(a))
+        # scipy's own interval fails on a spread that underflows (a = [0, 2.4e-266]: its
+        # scale times an infinite quantile): the oracle gives no value to check there
+        with np.errstate(invalid="ignore", over="ignore"):
+            expected = stats.t.interval(ci, a.size - 1, loc=a.mean(), scale=stats.sem(a))
+        assume(bool(np.isfinite(expected).all()))
         assert low == pytest.approx(expected[0], rel=1e-12, abs=1e-14)
         assert high == pytest.approx(expected[1], rel=1e-12, abs=1e-14)
     else:
